@@ -1,0 +1,30 @@
+//! The checker's diagnostic codes; each has an entry in `docs/errors.md`.
+
+pub const UNDEFINED_NAME: &str = "E0101";
+pub const NONLOCAL_UNBOUND: &str = "E0102";
+pub const PYTHON_IMPORT: &str = "E0103";
+pub const USE_NOT_FOUND: &str = "E0104";
+pub const USE_CYCLE: &str = "E0105";
+pub const NO_MEMBER: &str = "E0106";
+pub const DUPLICATE_TYPE: &str = "E0107";
+pub const UNKNOWN_STD_MODULE: &str = "E0108";
+pub const USE_NEEDS_AS: &str = "E0109";
+pub const MISSING_PARAM_TYPE: &str = "E0201";
+pub const MISSING_RETURN_TYPE: &str = "E0202";
+pub const EMPTY_NEEDS_TYPE: &str = "E0203";
+pub const TYPE_MISMATCH: &str = "E0204";
+pub const UNKNOWN_TYPE: &str = "E0205";
+pub const ARITY: &str = "E0206";
+pub const UNKNOWN_KEYWORD: &str = "E0207";
+pub const UNKNOWN_FIELD: &str = "E0208";
+pub const BAD_TARGET: &str = "E0209";
+pub const NO_METHOD: &str = "E0210";
+pub const ELSE_MUST_DIVERGE: &str = "E0301";
+pub const ELSE_NOT_OUTCOME: &str = "E0302";
+pub const ALT_BINDINGS: &str = "E0303";
+pub const MODEL_IN_GUARD: &str = "E0304";
+pub const BREAK_VALUE: &str = "E0305";
+pub const RETURN_OUTSIDE: &str = "E0306";
+pub const LOOP_CONTROL_OUTSIDE: &str = "E0307";
+pub const BAD_PATTERN: &str = "E0308";
+pub const NOT_YET: &str = "E0901";

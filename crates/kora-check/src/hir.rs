@@ -1,0 +1,436 @@
+//! The resolved tree: the program after every name became a slot, which is what the runtime walks.
+//!
+//! Architecture invariant: nothing in here is looked up by string at run time.
+//! Variables are frame slots (`Local`, `Cell`) or module slots (`Global`),
+//! attribute and method names are interned `Sym`s, builtins are `BuiltinId`s.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use kora_syntax::ast::{BinOp, BoolOp, CmpOp, FuncKind, UnaryOp};
+use kora_syntax::Span;
+
+use crate::types::Ty;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ModId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TypeId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BuiltinId(pub u16);
+
+/// An interned identifier (attribute, method, keyword-argument or field name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(pub u32);
+
+/// A whole program: every module reached from the entry file, and the record types they declare.
+#[derive(Debug)]
+pub struct Program {
+    pub modules: Vec<Module>,
+    /// The file `kora run` was given.
+    pub entry: ModId,
+    pub types: Vec<RecordType>,
+    /// Interned names; `Sym(i)` is `names[i]`.
+    pub names: Vec<String>,
+    /// String constants; `ExprKind::Str(i)` is `strings[i]`.
+    pub strings: Vec<String>,
+}
+
+impl Program {
+    pub fn name(&self, s: Sym) -> &str {
+        &self.names[s.0 as usize]
+    }
+
+    pub fn module(&self, m: ModId) -> &Module {
+        &self.modules[m.0 as usize]
+    }
+
+    pub fn record(&self, t: TypeId) -> &RecordType {
+        &self.types[t.0 as usize]
+    }
+}
+
+#[derive(Debug)]
+pub struct Module {
+    pub id: ModId,
+    /// Canonical path on disk (or a display name for in-memory sources).
+    pub path: PathBuf,
+    /// The path as the user should see it in messages.
+    pub display: String,
+    pub source: Rc<str>,
+    /// Names of the module's global slots, for `m.name` and the debugger.
+    pub globals: Vec<String>,
+    /// The module's top level, run once per run.
+    pub body: Rc<Function>,
+    /// `test "name":` blocks, run by `kora test` only.
+    pub tests: Vec<(String, Rc<Function>)>,
+}
+
+#[derive(Debug)]
+pub struct RecordType {
+    pub id: TypeId,
+    pub name: String,
+    pub module: ModId,
+    pub fields: Vec<FieldDef>,
+    pub doc: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub struct FieldDef {
+    pub name: Sym,
+    pub ty: Ty,
+    pub default: Option<Expr>,
+}
+
+#[derive(Debug)]
+pub struct Function {
+    pub name: String,
+    pub kind: FuncKind,
+    pub module: ModId,
+    pub params: Vec<Param>,
+    /// Slot receiving extra positional arguments (`*rest`), as a tuple.
+    pub star: Option<u32>,
+    pub ret: Ty,
+    /// Total frame slots: parameters first, then other locals.
+    pub nlocals: u32,
+    /// Local slots captured by an inner function: they hold a `Cell` box.
+    pub cell_slots: Vec<u32>,
+    /// For a closure: slot `.0` receives capture number `.1` at entry.
+    pub free_slots: Vec<(u32, u32)>,
+    /// How the closure's captures are collected where it is defined.
+    pub captures: Vec<Capture>,
+    /// Names of the slots, for the debugger and error messages.
+    pub slot_names: Vec<String>,
+    pub body: Vec<Stmt>,
+    pub doc: Option<String>,
+    pub isolated: bool,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub struct Param {
+    pub name: Sym,
+    pub slot: u32,
+    pub ty: Ty,
+    pub default: Option<Expr>,
+    /// The default is a mutable display (`[]`, `{}`) and is built afresh per call.
+    pub fresh_default: bool,
+}
+
+/// Where a closure finds a captured variable when it is created.
+#[derive(Debug, Clone, Copy)]
+pub enum Capture {
+    /// A cell slot of the defining frame.
+    Slot(u32),
+}
+
+#[derive(Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub enum StmtKind {
+    Expr(Expr),
+    Assign(Target, Expr),
+    /// `a = b = v`: the value is assigned to each target, left to right.
+    AssignMulti(Vec<Target>, Expr),
+    /// `x = x + y` on a local: appends in place when the value is unshared.
+    ConcatAssign(Target, Expr),
+    AugAssign(Target, BinOp, Expr),
+    /// `x: T = v`: assignment with a run-time check of the value's shape.
+    AnnAssign(Target, Ty, Expr),
+    /// `x: T = outcome else:`; binds the `Ok` payload or runs `orelse`, which diverges.
+    Unwrap {
+        target: Target,
+        ty: Ty,
+        value: Expr,
+        /// Slots for `else (why, kind):`.
+        binds: Option<(Target, Target)>,
+        orelse: Vec<Stmt>,
+    },
+    If(Vec<(Expr, Vec<Stmt>)>, Option<Vec<Stmt>>),
+    While(Expr, Vec<Stmt>),
+    For(Target, Expr, Vec<Stmt>),
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    Pass,
+    /// Creates a closure (evaluating defaults) and stores it.
+    Def(Target, Rc<Function>),
+    Match(Expr, Vec<Arm>),
+    /// Runs a module's top level if it has not run, and binds it.
+    Use(Target, ModId),
+    Assert(Expr, Option<Expr>),
+}
+
+#[derive(Debug)]
+pub struct Arm {
+    pub pattern: Pattern,
+    pub guard: Option<Expr>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub enum Pattern {
+    Wildcard,
+    Bind(Target),
+    Literal(Expr),
+    Outcome(OutcomeTagPat, Option<Box<Pattern>>),
+    Record(TypeId, Vec<(usize, Pattern)>),
+    Sequence(Vec<Pattern>),
+    Or(Vec<Pattern>),
+    As(Box<Pattern>, Target),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutcomeTagPat {
+    Ok,
+    Err,
+    Uncertain,
+    Exhausted,
+    Failed,
+}
+
+#[derive(Debug)]
+pub enum Target {
+    Local(u32),
+    Cell(u32),
+    Global(u32),
+    Index(Box<Expr>, Box<Expr>),
+    Attr(Box<Expr>, Sym),
+    Tuple(Vec<Target>),
+    /// A name bound where nothing reads it back (`_` in a pattern).
+    Discard,
+}
+
+#[derive(Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub enum ExprKind {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    None,
+    Str(u32),
+    FString(Vec<FPart>),
+    Local(u32),
+    Cell(u32),
+    Global(u32),
+    /// A global of another module (`m.name` where `m` is a `use`d file).
+    ModuleGlobal(ModId, u32),
+    Builtin(BuiltinId),
+    Type(TypeId),
+    Module(ModId),
+    List(Vec<Expr>),
+    Tuple(Vec<Expr>),
+    Set(Vec<Expr>),
+    Dict(Vec<(Expr, Expr)>),
+    /// A display containing `*xs`; the flag marks the starred items.
+    ListStar(Vec<(bool, Expr)>),
+    TupleStar(Vec<(bool, Expr)>),
+    Comp(Box<Comp>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    BoolOp(BoolOp, Box<Expr>, Box<Expr>),
+    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    Call(Box<Expr>, Args),
+    /// `obj.name(args)` without materialising a bound method.
+    MethodCall(Box<Expr>, Sym, Args),
+    Attr(Box<Expr>, Sym),
+    Index(Box<Expr>, Box<Expr>),
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
+    Lambda(Rc<Function>),
+    IfExp(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Debug, Default)]
+pub struct Args {
+    pub positional: Vec<Expr>,
+    pub keywords: Vec<(Sym, Expr)>,
+    /// `*xs` arguments, spliced after the positional ones in written order.
+    pub star: Vec<(usize, Expr)>,
+}
+
+#[derive(Debug)]
+pub enum FPart {
+    Lit(u32),
+    Field {
+        expr: Expr,
+        conv: Option<char>,
+        spec: Vec<FPart>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompKind {
+    List,
+    Set,
+    Dict,
+    /// A generator expression; the runtime materialises it as a list.
+    Generator,
+}
+
+#[derive(Debug)]
+pub struct Comp {
+    pub kind: CompKind,
+    pub elt: Expr,
+    pub value: Option<Expr>,
+    pub clauses: Vec<CompFor>,
+}
+
+#[derive(Debug)]
+pub struct CompFor {
+    pub target: Target,
+    pub iter: Expr,
+    pub conds: Vec<Expr>,
+}
+
+/// The built-in functions, in `BuiltinId` order.
+pub const BUILTINS: &[&str] = &[
+    "print",
+    "len",
+    "range",
+    "enumerate",
+    "zip",
+    "sorted",
+    "reversed",
+    "min",
+    "max",
+    "sum",
+    "abs",
+    "round",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "list",
+    "dict",
+    "set",
+    "tuple",
+    "any",
+    "all",
+    "repr",
+    "ord",
+    "chr",
+    "divmod",
+    "map",
+    "filter",
+    "Ok",
+    "Err",
+    "Uncertain",
+    "Exhausted",
+    "Failed",
+    "isinstance",
+    "hash",
+    "pow",
+    "input",
+    "type",
+];
+
+pub fn builtin_id(name: &str) -> Option<BuiltinId> {
+    BUILTINS
+        .iter()
+        .position(|b| *b == name)
+        .map(|i| BuiltinId(i as u16))
+}
+
+pub fn builtin_name(id: BuiltinId) -> &'static str {
+    BUILTINS[id.0 as usize]
+}
+
+macro_rules! well_known_syms {
+    ($($konst:ident = $text:literal,)*) => {
+        /// Names interned first, in this order, so the runtime can match methods on constants.
+        pub mod sym {
+            use super::Sym;
+            well_known_syms!(@consts 0u32; $($konst,)*);
+            pub const WELL_KNOWN: &[&str] = &[$($text,)*];
+        }
+    };
+    (@consts $n:expr; $first:ident, $($rest:ident,)*) => {
+        pub const $first: Sym = Sym($n);
+        well_known_syms!(@consts $n + 1u32; $($rest,)*);
+    };
+    (@consts $n:expr;) => {};
+}
+
+well_known_syms! {
+    APPEND = "append",
+    EXTEND = "extend",
+    INSERT = "insert",
+    POP = "pop",
+    REMOVE = "remove",
+    INDEX = "index",
+    COUNT = "count",
+    SORT = "sort",
+    REVERSE = "reverse",
+    COPY = "copy",
+    CLEAR = "clear",
+    GET = "get",
+    KEYS = "keys",
+    VALUES = "values",
+    ITEMS = "items",
+    SETDEFAULT = "setdefault",
+    UPDATE = "update",
+    ADD = "add",
+    DISCARD = "discard",
+    UNION = "union",
+    INTERSECTION = "intersection",
+    DIFFERENCE = "difference",
+    SYMMETRIC_DIFFERENCE = "symmetric_difference",
+    ISSUBSET = "issubset",
+    ISSUPERSET = "issuperset",
+    ISDISJOINT = "isdisjoint",
+    SPLIT = "split",
+    RSPLIT = "rsplit",
+    JOIN = "join",
+    STRIP = "strip",
+    LSTRIP = "lstrip",
+    RSTRIP = "rstrip",
+    UPPER = "upper",
+    LOWER = "lower",
+    REPLACE = "replace",
+    STARTSWITH = "startswith",
+    ENDSWITH = "endswith",
+    FIND = "find",
+    RFIND = "rfind",
+    ISDIGIT = "isdigit",
+    ISALPHA = "isalpha",
+    ISALNUM = "isalnum",
+    ISSPACE = "isspace",
+    ISUPPER = "isupper",
+    ISLOWER = "islower",
+    CAPITALIZE = "capitalize",
+    TITLE = "title",
+    SPLITLINES = "splitlines",
+    FORMAT = "format",
+    ZFILL = "zfill",
+    CENTER = "center",
+    LJUST = "ljust",
+    RJUST = "rjust",
+    SWAPCASE = "swapcase",
+    PARTITION = "partition",
+    RPARTITION = "rpartition",
+    REMOVEPREFIX = "removeprefix",
+    REMOVESUFFIX = "removesuffix",
+    ISNUMERIC = "isnumeric",
+    ISDECIMAL = "isdecimal",
+    IS_INTEGER = "is_integer",
+    // Keyword arguments of builtins.
+    SEP = "sep",
+    END = "end",
+    KEY = "key",
+    DEFAULT = "default",
+    START = "start",
+    STRICT = "strict",
+}

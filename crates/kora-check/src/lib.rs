@@ -1,0 +1,299 @@
+//! Kora's checker: loads a program's files, resolves every name to a slot, checks types, and lowers to `hir`.
+//!
+//! Pure: it reads sources through the `Sources` trait and never runs
+//! anything. The runtime walks the `hir::Program` it produces; the language
+//! server uses the same diagnostics.
+
+pub mod codes;
+pub mod hir;
+pub mod loader;
+mod lower;
+mod lower_expr;
+mod lower_pattern;
+pub mod names;
+pub mod scope;
+pub mod suggest;
+pub mod typeexpr;
+pub mod types;
+
+use std::path::Path;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use kora_syntax::ast::{self, StmtKind};
+use kora_syntax::Diagnostic;
+
+pub use loader::{Disk, EntryError, Sources};
+use lower::{Ctx, ModInfo, Sig};
+use types::Ty;
+
+/// One file's diagnostics, with what is needed to render them.
+pub struct FileReport {
+    pub display: String,
+    pub path: std::path::PathBuf,
+    pub source: Rc<str>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+pub struct Checked {
+    /// The program, when no file has an error.
+    pub program: Option<Rc<hir::Program>>,
+    /// Every file reached, entry first.
+    pub files: Vec<FileReport>,
+}
+
+impl Checked {
+    pub fn error_count(&self) -> usize {
+        self.files
+            .iter()
+            .flat_map(|f| &f.diagnostics)
+            .filter(|d| d.is_error())
+            .count()
+    }
+}
+
+/// Loads, checks and lowers the program whose entry file is `entry`.
+pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, EntryError> {
+    let loaded = loader::load(entry, sources)?;
+    let scopes: Vec<scope::ScopeTable> = loaded
+        .files
+        .iter()
+        .map(|f| scope::ScopeTable::build(&f.ast))
+        .collect();
+    let mut ctx = Ctx {
+        names: names::Interner::default(),
+        strings: Vec::new(),
+        string_ix: FxHashMap::default(),
+        types: Vec::new(),
+        type_ix: FxHashMap::default(),
+        aliases: FxHashMap::default(),
+        mods: Vec::new(),
+    };
+    let mut diags: Vec<Vec<Diagnostic>> = loaded.files.iter().map(|f| f.diagnostics.clone()).collect();
+    for (i, f) in loaded.files.iter().enumerate() {
+        let sc = &scopes[i];
+        let mut info = ModInfo {
+            display: f.display.clone(),
+            globals: sc.globals.clone(),
+            ..ModInfo::default()
+        };
+        for (gi, g) in sc.globals.iter().enumerate() {
+            info.global_ix.insert(g.clone(), gi as u32);
+        }
+        info.global_tys = vec![Ty::Any; sc.globals.len()];
+        for (span, target) in &f.uses {
+            info.uses.insert(*span, hir::ModId(*target as u32));
+        }
+        for s in &f.ast.stmts {
+            if let StmtKind::Use(u) = &s.kind {
+                if let (ast::UseTarget::File { span, .. }, Some(alias)) = (&u.target, &u.alias) {
+                    if let Some(t) = f.uses.get(span) {
+                        info.mod_aliases.insert(alias.name.clone(), hir::ModId(*t as u32));
+                    }
+                }
+            }
+        }
+        ctx.mods.push(info);
+    }
+    collect_types(&loaded, &mut ctx, &mut diags);
+    collect_sigs(&loaded, &mut ctx, &mut diags);
+
+    let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
+    for &i in &loaded.order {
+        let f = &loaded.files[i];
+        let m = hir::ModId(i as u32);
+        let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone());
+        let body = l.module_body(&f.ast.stmts, "<module>");
+        // After a syntax error the tree has holes; names and types read across
+        // them would only report the same mistake again in other words.
+        let has_syntax_errors = diags[i].iter().any(|d| d.is_error() && d.code < "E0100");
+        if !has_syntax_errors {
+            diags[i].extend(l.diags);
+        }
+        modules[i] = Some(hir::Module {
+            id: m,
+            path: f.path.clone(),
+            display: f.display.clone(),
+            source: f.source.clone(),
+            globals: scopes[i].globals.clone(),
+            body,
+            tests: Vec::new(),
+        });
+    }
+
+    let mut files = Vec::new();
+    for (i, f) in loaded.files.iter().enumerate() {
+        let mut ds = std::mem::take(&mut diags[i]);
+        ds.sort_by_key(|d| (d.span().start, d.span().end));
+        ds.dedup();
+        files.push(FileReport {
+            display: f.display.clone(),
+            path: f.path.clone(),
+            source: f.source.clone(),
+            diagnostics: ds,
+        });
+    }
+    // Entry first: it is what the user asked about.
+    files.swap(0, loaded.entry);
+    let has_errors = files.iter().any(|f| f.diagnostics.iter().any(Diagnostic::is_error));
+    let program = if has_errors {
+        None
+    } else {
+        Some(Rc::new(hir::Program {
+            modules: modules.into_iter().map(|m| m.expect("every file lowered")).collect(),
+            entry: hir::ModId(loaded.entry as u32),
+            types: ctx.types,
+            names: ctx.names.into_names(),
+            strings: ctx.strings,
+        }))
+    };
+    Ok(Checked { program, files })
+}
+
+/// Registers every `type` declaration of every file: types are global across a package.
+fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnostic>]) {
+    let mut decls: Vec<(usize, &ast::RecordDecl)> = Vec::new();
+    for (i, f) in loaded.files.iter().enumerate() {
+        for s in &f.ast.stmts {
+            match &s.kind {
+                StmtKind::Record(r) => {
+                    if let Some(&prev) = ctx.type_ix.get(&r.name.name) {
+                        let p = &ctx.types[prev.0 as usize];
+                        diags[i].push(
+                            Diagnostic::error(
+                                codes::DUPLICATE_TYPE,
+                                format!("type `{}` is declared twice", r.name.name),
+                                r.name.span,
+                            )
+                            .with_label("second declaration")
+                            .with_note(format!(
+                                "first declared in {}",
+                                loaded.files[p.module.0 as usize].display
+                            ))
+                            .with_help("a type is one thing across the files of a program: rename one of them"),
+                        );
+                        continue;
+                    }
+                    let id = hir::TypeId(ctx.types.len() as u32);
+                    ctx.type_ix.insert(r.name.name.clone(), id);
+                    ctx.types.push(hir::RecordType {
+                        id,
+                        name: r.name.name.clone(),
+                        module: hir::ModId(i as u32),
+                        fields: Vec::new(),
+                        doc: r.doc.clone(),
+                        span: r.span,
+                    });
+                    decls.push((i, r));
+                }
+                StmtKind::TypeAlias { name, .. } => {
+                    ctx.aliases.insert(name.name.clone(), Ty::Any);
+                }
+                _ => {}
+            }
+        }
+    }
+    // Aliases may name records and each other: resolve after every name exists.
+    for (i, f) in loaded.files.iter().enumerate() {
+        for s in &f.ast.stmts {
+            if let StmtKind::TypeAlias { name, ty } = &s.kind {
+                let mut d = Vec::new();
+                let t = ctx.type_scope().lower(ty, &mut d);
+                diags[i].extend(d);
+                ctx.aliases.insert(name.name.clone(), t);
+            }
+        }
+    }
+    for (i, r) in decls {
+        let id = ctx.type_ix[&r.name.name];
+        let mut fields = Vec::new();
+        for f in &r.fields {
+            let mut d = Vec::new();
+            let ty = ctx.type_scope().lower(&f.ty, &mut d);
+            diags[i].extend(d);
+            fields.push(hir::FieldDef {
+                name: ctx.names.intern(&f.name.name),
+                ty,
+                default: None,
+            });
+        }
+        ctx.types[id.0 as usize].fields = fields;
+    }
+}
+
+/// Signatures of top-level functions bound exactly once, so calls to them can be checked.
+fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnostic>]) {
+    for (i, f) in loaded.files.iter().enumerate() {
+        let mut count: FxHashMap<&str, u32> = FxHashMap::default();
+        for s in &f.ast.stmts {
+            match &s.kind {
+                StmtKind::Def(d) => *count.entry(d.name.name.as_str()).or_default() += 1,
+                StmtKind::Assign { targets, .. } => {
+                    for t in targets {
+                        let mut ns = Vec::new();
+                        scope::collect_target_names(t, &mut ns);
+                        for n in ns {
+                            if let Some(name) = leak_name(f, &n) {
+                                *count.entry(name).or_default() += 1;
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for s in &f.ast.stmts {
+            let StmtKind::Def(d) = &s.kind else { continue };
+            if count.get(d.name.name.as_str()) != Some(&1) {
+                continue;
+            }
+            let mut sink = Vec::new();
+            let params = d
+                .params
+                .iter()
+                .filter(|p| !p.star)
+                .map(|p| {
+                    let ty = p
+                        .ty
+                        .as_ref()
+                        .map(|t| ctx.type_scope().lower(t, &mut sink))
+                        .unwrap_or(Ty::Any);
+                    (p.name.name.clone(), ty, p.default.is_some())
+                })
+                .collect();
+            let ret = d
+                .ret
+                .as_ref()
+                .map(|t| ctx.type_scope().lower(t, &mut sink))
+                .unwrap_or(Ty::Any);
+            let star = d.params.iter().any(|p| p.star);
+            let info = &mut ctx.mods[i];
+            if let Some(&g) = info.global_ix.get(&d.name.name) {
+                info.sigs.insert(
+                    g,
+                    Rc::new(Sig {
+                        name: d.name.name.clone(),
+                        params,
+                        star,
+                        ret: ret.clone(),
+                    }),
+                );
+                info.global_tys[g as usize] = Ty::Func;
+            }
+        }
+        let _ = &diags[i];
+    }
+}
+
+/// A name as a `&str` borrowed from the file's tree, when the tree holds it.
+fn leak_name<'f>(f: &'f loader::LoadedFile, name: &str) -> Option<&'f str> {
+    for s in &f.ast.stmts {
+        if let StmtKind::Def(d) = &s.kind {
+            if d.name.name == name {
+                return Some(d.name.name.as_str());
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,191 @@
+//! Finds every file a program reaches through `use "./x.ko" as x`, parses each once, and refuses cycles.
+//!
+//! Paths resolve against the importing file, never the working directory;
+//! a file is identified by its canonical path, so a diamond is one module.
+
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+
+use kora_syntax::ast::{Module, StmtKind, UseTarget};
+use kora_syntax::{Diagnostic, Span};
+
+use crate::codes;
+
+/// Where source text comes from: the disk for the CLI, open buffers for the language server.
+pub trait Sources {
+    fn read(&self, path: &Path) -> std::io::Result<String>;
+    fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
+        std::fs::canonicalize(path)
+    }
+}
+
+pub struct Disk;
+
+impl Sources for Disk {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+}
+
+/// One parsed file of the program.
+pub struct LoadedFile {
+    pub path: PathBuf,
+    pub display: String,
+    pub source: std::rc::Rc<str>,
+    pub ast: Module,
+    pub diagnostics: Vec<Diagnostic>,
+    /// For each `use "..."` in the file: the span of the path literal and the file it names.
+    pub uses: FxHashMap<Span, usize>,
+}
+
+pub struct Loaded {
+    pub files: Vec<LoadedFile>,
+    /// Dependencies before dependents; the entry is last.
+    pub order: Vec<usize>,
+    pub entry: usize,
+}
+
+/// Why the entry file itself could not be read.
+#[derive(Debug)]
+pub struct EntryError {
+    pub path: PathBuf,
+    pub error: std::io::Error,
+}
+
+pub fn load(entry: &Path, sources: &dyn Sources) -> Result<Loaded, EntryError> {
+    let text = sources.read(entry).map_err(|error| EntryError {
+        path: entry.to_path_buf(),
+        error,
+    })?;
+    let canonical = sources
+        .canonicalize(entry)
+        .unwrap_or_else(|_| entry.to_path_buf());
+    let mut l = Loader {
+        sources,
+        files: Vec::new(),
+        by_path: FxHashMap::default(),
+        order: Vec::new(),
+        stack: Vec::new(),
+    };
+    let entry_idx = l.add(canonical, entry.display().to_string(), text);
+    l.visit(entry_idx);
+    Ok(Loaded {
+        files: l.files,
+        order: l.order,
+        entry: entry_idx,
+    })
+}
+
+struct Loader<'a> {
+    sources: &'a dyn Sources,
+    files: Vec<LoadedFile>,
+    by_path: FxHashMap<PathBuf, usize>,
+    order: Vec<usize>,
+    stack: Vec<usize>,
+}
+
+impl Loader<'_> {
+    fn add(&mut self, path: PathBuf, display: String, text: String) -> usize {
+        let parsed = kora_syntax::parse(&text);
+        let idx = self.files.len();
+        self.by_path.insert(path.clone(), idx);
+        self.files.push(LoadedFile {
+            path,
+            display,
+            source: text.into(),
+            ast: parsed.module,
+            diagnostics: parsed.diagnostics,
+            uses: FxHashMap::default(),
+        });
+        idx
+    }
+
+    fn visit(&mut self, idx: usize) {
+        self.stack.push(idx);
+        let mut wanted: Vec<(String, Span)> = Vec::new();
+        for s in &self.files[idx].ast.stmts {
+            if let StmtKind::Use(u) = &s.kind {
+                if let UseTarget::File { path, span } = &u.target {
+                    wanted.push((path.clone(), *span));
+                }
+            }
+        }
+        let dir = self.files[idx]
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let display_dir = Path::new(&self.files[idx].display)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        for (rel, span) in wanted {
+            let joined = dir.join(&rel);
+            let display = normalize(&display_dir.join(&rel));
+            let canonical = match self.sources.canonicalize(&joined) {
+                Ok(c) => c,
+                Err(_) => {
+                    self.files[idx].diagnostics.push(
+                        Diagnostic::error(codes::USE_NOT_FOUND, format!("cannot find `{rel}`"), span)
+                            .with_label(format!("looked for {}", joined.display()))
+                            .with_help("paths in `use` are relative to the file that contains the `use`"),
+                    );
+                    continue;
+                }
+            };
+            if let Some(&existing) = self.by_path.get(&canonical) {
+                if let Some(pos) = self.stack.iter().position(|&s| s == existing) {
+                    let mut chain: Vec<String> = self.stack[pos..]
+                        .iter()
+                        .map(|&s| self.files[s].display.clone())
+                        .collect();
+                    chain.push(self.files[existing].display.clone());
+                    self.files[idx].diagnostics.push(
+                        Diagnostic::error(
+                            codes::USE_CYCLE,
+                            format!("`use` cycle: {}", chain.join(" → ")),
+                            span,
+                        )
+                        .with_label("this `use` closes the cycle")
+                        .with_help("move what both files need into a third file that neither imports back"),
+                    );
+                    continue;
+                }
+                self.files[idx].uses.insert(span, existing);
+                continue;
+            }
+            match self.sources.read(&canonical) {
+                Ok(text) => {
+                    let child = self.add(canonical, display, text);
+                    self.files[idx].uses.insert(span, child);
+                    self.visit(child);
+                }
+                Err(e) => {
+                    self.files[idx].diagnostics.push(
+                        Diagnostic::error(codes::USE_NOT_FOUND, format!("cannot read `{rel}`: {e}"), span)
+                            .with_label("named here"),
+                    );
+                }
+            }
+        }
+        self.stack.pop();
+        self.order.push(idx);
+    }
+}
+
+/// `a/./b/../c.ko` → `a/c.ko`, lexically: for showing paths, never for opening them.
+fn normalize(p: &Path) -> String {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out.iter().collect::<PathBuf>().display().to_string()
+}

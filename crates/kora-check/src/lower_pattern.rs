@@ -1,0 +1,283 @@
+//! Lowering `match` arms: patterns, the same-names rule for alternatives, and guards that may not call a model.
+
+use kora_syntax::ast::{self, ExprKind as AE, PatternKind as P};
+use kora_syntax::{Diagnostic, Span};
+
+use crate::codes;
+use crate::hir::{self, OutcomeTagPat};
+use crate::lower::Lowerer;
+use crate::suggest;
+use crate::types::Ty;
+
+impl Lowerer<'_> {
+    pub fn arm(&mut self, a: &ast::MatchArm, subject: &Ty) -> hir::Arm {
+        let pattern = self.pattern(&a.pattern, subject);
+        let guard = a.guard.as_ref().map(|g| {
+            if let Some(span) = find_analyze(g) {
+                self.err(
+                    Diagnostic::error(codes::MODEL_IN_GUARD, "a guard cannot call a model", span)
+                        .with_label("`analyze` in a `case ... if` guard")
+                        .with_help(
+                            "guards may run for arms that never execute, so their cost would depend on arm order: call `analyze` before the `match` and test its result",
+                        ),
+                );
+            }
+            self.expr(g).0
+        });
+        let body = self.block(&a.body);
+        hir::Arm {
+            pattern,
+            guard,
+            body,
+            span: a.span,
+        }
+    }
+
+    fn pattern(&mut self, p: &ast::Pattern, subject: &Ty) -> hir::Pattern {
+        match &p.kind {
+            P::Wildcard | P::Error => hir::Pattern::Wildcard,
+            P::Capture(n) => hir::Pattern::Bind(self.store_name(n, p.span, None).0),
+            P::Literal(e) => hir::Pattern::Literal(self.expr(e).0),
+            P::Sequence(ps) => {
+                let elems: Vec<Ty> = match subject {
+                    Ty::Tuple(ts) if ts.len() == ps.len() => ts.clone(),
+                    other => vec![other.element(); ps.len()],
+                };
+                hir::Pattern::Sequence(
+                    ps.iter()
+                        .zip(elems.iter())
+                        .map(|(q, t)| self.pattern(q, t))
+                        .collect(),
+                )
+            }
+            P::Or(alts) => {
+                let sets: Vec<(Vec<String>, Span)> = alts
+                    .iter()
+                    .map(|a| {
+                        let mut names = Vec::new();
+                        bound_names(a, &mut names);
+                        names.sort();
+                        names.dedup();
+                        (names, a.span)
+                    })
+                    .collect();
+                if let Some((first, _)) = sets.first() {
+                    for (names, span) in &sets[1..] {
+                        if names != first {
+                            let show = |ns: &[String]| {
+                                if ns.is_empty() {
+                                    "no names".to_string()
+                                } else {
+                                    ns.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                                }
+                            };
+                            self.err(
+                                Diagnostic::error(
+                                    codes::ALT_BINDINGS,
+                                    "alternatives in a pattern must bind the same names",
+                                    *span,
+                                )
+                                .with_label(format!("this alternative binds {}", show(names)))
+                                .with_secondary(sets[0].1, format!("the first binds {}", show(first)))
+                                .with_help("bind the same names in every alternative, or split them into separate `case` arms"),
+                            );
+                        }
+                    }
+                }
+                hir::Pattern::Or(alts.iter().map(|a| self.pattern(a, subject)).collect())
+            }
+            P::As(inner, name) => {
+                let i = self.pattern(inner, subject);
+                let t = self.store_name(&name.name, name.span, None).0;
+                hir::Pattern::As(Box::new(i), t)
+            }
+            P::Constructor { name, args, kwargs } => self.constructor_pattern(name, args, kwargs, subject, p.span),
+        }
+    }
+
+    fn constructor_pattern(
+        &mut self,
+        name: &ast::Ident,
+        args: &[ast::Pattern],
+        kwargs: &[(ast::Ident, ast::Pattern)],
+        subject: &Ty,
+        span: Span,
+    ) -> hir::Pattern {
+        let tag = match name.name.as_str() {
+            "Ok" => Some(OutcomeTagPat::Ok),
+            "Err" => Some(OutcomeTagPat::Err),
+            "Uncertain" => Some(OutcomeTagPat::Uncertain),
+            "Exhausted" => Some(OutcomeTagPat::Exhausted),
+            "Failed" => Some(OutcomeTagPat::Failed),
+            _ => None,
+        };
+        if let Some(tag) = tag {
+            if args.len() > 1 || !kwargs.is_empty() {
+                self.err(
+                    Diagnostic::error(
+                        codes::BAD_PATTERN,
+                        format!("`{}` carries one value", name.name),
+                        span,
+                    )
+                    .with_label("too many sub-patterns")
+                    .with_help(format!("write `{}(x)` and take it apart inside the arm", name.name)),
+                );
+            }
+            let payload_ty = match (tag, subject) {
+                (OutcomeTagPat::Ok, Ty::Outcome(t)) => (**t).clone(),
+                (OutcomeTagPat::Ok, _) => Ty::Any,
+                _ => Ty::Str,
+            };
+            let inner = args.first().map(|a| Box::new(self.pattern(a, &payload_ty)));
+            return hir::Pattern::Outcome(tag, inner);
+        }
+        let Some(&tid) = self.ctx.type_ix.get(&name.name) else {
+            let known: Vec<String> = self.ctx.type_ix.keys().cloned().collect();
+            let mut d = Diagnostic::error(
+                codes::BAD_PATTERN,
+                format!("`{}` is not a record type or outcome", name.name),
+                name.span,
+            )
+            .with_label("unknown constructor");
+            d = match suggest::closest(
+                &name.name,
+                known
+                    .iter()
+                    .map(String::as_str)
+                    .chain(["Ok", "Err", "Uncertain", "Exhausted", "Failed"]),
+            ) {
+                Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                None => d.with_help("patterns name a `type` record or one of Ok, Err, Uncertain, Exhausted, Failed"),
+            };
+            self.err(d);
+            return hir::Pattern::Wildcard;
+        };
+        let fields: Vec<(String, Ty)> = self.ctx.types[tid.0 as usize]
+            .fields
+            .iter()
+            .map(|f| (self.ctx.names.name(f.name).to_string(), f.ty.clone()))
+            .collect();
+        let tname = self.ctx.types[tid.0 as usize].name.clone();
+        let mut subs = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            match fields.get(i) {
+                Some((_, t)) => subs.push((i, self.pattern(a, &t.clone()))),
+                None => self.err(
+                    Diagnostic::error(
+                        codes::BAD_PATTERN,
+                        format!("`{tname}` has {} fields", fields.len()),
+                        a.span,
+                    )
+                    .with_label("one sub-pattern too many"),
+                ),
+            }
+        }
+        for (k, a) in kwargs {
+            match fields.iter().position(|f| f.0 == k.name) {
+                Some(i) => {
+                    let t = fields[i].1.clone();
+                    subs.push((i, self.pattern(a, &t)));
+                }
+                None => {
+                    let mut d = Diagnostic::error(
+                        codes::UNKNOWN_FIELD,
+                        format!("`{tname}` has no field `{}`", k.name),
+                        k.span,
+                    )
+                    .with_label("unknown field");
+                    if let Some(s) = suggest::closest(&k.name, fields.iter().map(|f| f.0.as_str())) {
+                        d = d.with_help(format!("did you mean `{s}`?"));
+                    }
+                    self.err(d);
+                }
+            }
+        }
+        hir::Pattern::Record(tid, subs)
+    }
+}
+
+fn bound_names(p: &ast::Pattern, out: &mut Vec<String>) {
+    match &p.kind {
+        P::Capture(n) => out.push(n.clone()),
+        P::Constructor { args, kwargs, .. } => {
+            args.iter().for_each(|a| bound_names(a, out));
+            kwargs.iter().for_each(|(_, a)| bound_names(a, out));
+        }
+        P::Sequence(ps) => ps.iter().for_each(|a| bound_names(a, out)),
+        P::Or(ps) => {
+            if let Some(first) = ps.first() {
+                bound_names(first, out)
+            }
+        }
+        P::As(inner, n) => {
+            bound_names(inner, out);
+            out.push(n.name.clone());
+        }
+        P::Wildcard | P::Literal(_) | P::Error => {}
+    }
+}
+
+/// The span of an `analyze` written literally inside an expression.
+fn find_analyze(e: &ast::Expr) -> Option<Span> {
+    let mut found = None;
+    walk(e, &mut |x| {
+        if found.is_none() && matches!(x.kind, AE::Analyze { .. }) {
+            found = Some(x.span);
+        }
+    });
+    found
+}
+
+fn walk(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
+    f(e);
+    let mut sub = |x: &ast::Expr| walk(x, f);
+    match &e.kind {
+        AE::List(xs) | AE::Tuple(xs) | AE::Set(xs) => xs.iter().for_each(&mut sub),
+        AE::Dict(kvs) => kvs.iter().for_each(|(k, v)| {
+            sub(k);
+            sub(v);
+        }),
+        AE::Unary(_, x) | AE::Starred(x) | AE::Classified(x) | AE::Attr(x, _) => sub(x),
+        AE::Binary(_, a, b) | AE::BoolOp(_, a, b) | AE::Index(a, b) => {
+            sub(a);
+            sub(b);
+        }
+        AE::Compare(a, rest) => {
+            sub(a);
+            rest.iter().for_each(|(_, x)| sub(x));
+        }
+        AE::Call { func, args } => {
+            sub(func);
+            for a in args {
+                match &a.kind {
+                    ast::ArgKind::Positional(x)
+                    | ast::ArgKind::Keyword(_, x)
+                    | ast::ArgKind::Star(x)
+                    | ast::ArgKind::DoubleStar(x) => sub(x),
+                }
+            }
+        }
+        AE::IfExp { cond, then, orelse } => {
+            sub(cond);
+            sub(then);
+            sub(orelse);
+        }
+        AE::Comp { elt, value, clauses, .. } => {
+            sub(elt);
+            if let Some(v) = value {
+                sub(v);
+            }
+            for c in clauses {
+                sub(&c.iter);
+                c.conds.iter().for_each(&mut sub);
+            }
+        }
+        AE::Slice { value, lo, hi, step } => {
+            sub(value);
+            for x in [lo, hi, step].into_iter().flatten() {
+                sub(x);
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,110 @@
+//! Turns written type expressions (`list[int]`, `"low" | "high"`, `Expense`) into `Ty`.
+
+use rustc_hash::FxHashMap;
+
+use kora_syntax::ast::{TypeExpr, TypeExprKind};
+use kora_syntax::Diagnostic;
+
+use crate::codes;
+use crate::hir::TypeId;
+use crate::suggest;
+use crate::types::Ty;
+
+/// The names a type expression may refer to.
+pub struct TypeScope<'a> {
+    pub records: &'a FxHashMap<String, TypeId>,
+    pub aliases: &'a FxHashMap<String, Ty>,
+}
+
+const BUILTIN_TYPES: &[&str] = &[
+    "int", "float", "str", "bool", "None", "list", "dict", "set", "tuple", "Result", "Outcome",
+    "Optional", "any", "Any", "object", "function", "Callable",
+];
+
+impl TypeScope<'_> {
+    pub fn lower(&self, t: &TypeExpr, diags: &mut Vec<Diagnostic>) -> Ty {
+        match &t.kind {
+            TypeExprKind::None => Ty::None,
+            TypeExprKind::Literal(s) => Ty::Literal(vec![s.clone()]),
+            TypeExprKind::Error => Ty::Any,
+            TypeExprKind::Union(parts) => {
+                let tys: Vec<Ty> = parts.iter().map(|p| self.lower(p, diags)).collect();
+                if tys.iter().all(|t| matches!(t, Ty::Literal(_))) {
+                    let mut members = Vec::new();
+                    for t in tys {
+                        if let Ty::Literal(ms) = t {
+                            members.extend(ms);
+                        }
+                    }
+                    Ty::Literal(members)
+                } else if tys.iter().any(|t| !t.is_known()) {
+                    Ty::Any
+                } else {
+                    Ty::Union(tys)
+                }
+            }
+            TypeExprKind::Named { name, args } => {
+                let arg = |i: usize, diags: &mut Vec<Diagnostic>| -> Ty {
+                    args.get(i).map(|a| self.lower(a, diags)).unwrap_or(Ty::Any)
+                };
+                match name.as_str() {
+                    "int" => Ty::Int,
+                    "float" => Ty::Float,
+                    "str" => Ty::Str,
+                    "bool" => Ty::Bool,
+                    "None" => Ty::None,
+                    "list" => Ty::List(Box::new(arg(0, diags))),
+                    "set" => Ty::Set(Box::new(arg(0, diags))),
+                    "dict" => Ty::Dict(Box::new(arg(0, diags)), Box::new(arg(1, diags))),
+                    "tuple" => {
+                        if args.is_empty() {
+                            Ty::TupleOf(Box::new(Ty::Any))
+                        } else {
+                            Ty::Tuple(args.iter().map(|a| self.lower(a, diags)).collect())
+                        }
+                    }
+                    "Result" | "Outcome" => Ty::Outcome(Box::new(arg(0, diags))),
+                    "Optional" => {
+                        let inner = arg(0, diags);
+                        if inner.is_known() {
+                            Ty::Union(vec![inner, Ty::None])
+                        } else {
+                            Ty::Any
+                        }
+                    }
+                    "any" | "Any" | "object" => Ty::Any,
+                    "function" | "Callable" => Ty::Func,
+                    other => {
+                        if let Some(id) = self.records.get(other) {
+                            Ty::Record(*id, other.to_string())
+                        } else if let Some(t) = self.aliases.get(other) {
+                            t.clone()
+                        } else if other.contains('.') {
+                            // A module-qualified type (`json.Value`): checked when the
+                            // module exists; until then anything goes.
+                            Ty::Any
+                        } else {
+                            let known = BUILTIN_TYPES
+                                .iter()
+                                .copied()
+                                .chain(self.records.keys().map(String::as_str))
+                                .chain(self.aliases.keys().map(String::as_str));
+                            let mut d = Diagnostic::error(
+                                codes::UNKNOWN_TYPE,
+                                format!("unknown type `{other}`"),
+                                t.span,
+                            )
+                            .with_label("not a type");
+                            d = match suggest::closest(other, known) {
+                                Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                                None => d.with_help("declare it with `type Name:` and its fields"),
+                            };
+                            diags.push(d);
+                            Ty::Any
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

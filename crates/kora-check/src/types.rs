@@ -1,0 +1,147 @@
+//! Static types: what an annotation means, and the conservative compatibility rule the checker uses.
+//!
+//! `Any` is "not known here": the checker only rejects what it can prove wrong
+//! and leaves the rest to the runtime's checks.
+
+use std::fmt;
+
+use crate::hir::TypeId;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ty {
+    Any,
+    Int,
+    Float,
+    Bool,
+    Str,
+    None,
+    List(Box<Ty>),
+    Dict(Box<Ty>, Box<Ty>),
+    Set(Box<Ty>),
+    /// `tuple[int, str]`; `tuple` alone is `TupleOf(Any)`.
+    Tuple(Vec<Ty>),
+    TupleOf(Box<Ty>),
+    Record(TypeId, String),
+    /// A literal union's members (`"low" | "high"`).
+    Literal(Vec<String>),
+    Union(Vec<Ty>),
+    /// `Result[T]`, `Outcome[T]`: one of the five outcomes, `Ok` carrying `T`.
+    Outcome(Box<Ty>),
+    Func,
+    Module,
+}
+
+impl Ty {
+    /// Can a value of type `from` be stored where `self` is declared?
+    /// Unknown on either side is accepted: the runtime decides.
+    pub fn accepts(&self, from: &Ty) -> bool {
+        use Ty::*;
+        match (self, from) {
+            (Any, _) | (_, Any) => true,
+            (Float, Int) | (Float, Bool) | (Int, Bool) => true,
+            (Union(us), _) => {
+                if let Union(fs) = from {
+                    fs.iter().all(|f| self.accepts(f))
+                } else {
+                    us.iter().any(|u| u.accepts(from))
+                }
+            }
+            (_, Union(fs)) => fs.iter().all(|f| self.accepts(f)),
+            (Literal(_), Str) => true,
+            (Str, Literal(_)) => true,
+            (Literal(a), Literal(b)) => b.iter().all(|x| a.contains(x)),
+            (List(a), List(b)) | (Set(a), Set(b)) | (TupleOf(a), TupleOf(b)) => a.accepts(b),
+            (Dict(ka, va), Dict(kb, vb)) => ka.accepts(kb) && va.accepts(vb),
+            (Tuple(a), Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.accepts(y)),
+            (TupleOf(a), Tuple(b)) => b.iter().all(|y| a.accepts(y)),
+            (Tuple(_), TupleOf(_)) => true,
+            (Record(a, _), Record(b, _)) => a == b,
+            (Outcome(a), Outcome(b)) => a.accepts(b),
+            _ => std::mem::discriminant(self) == std::mem::discriminant(from)
+                && !matches!(self, Record(..) | Literal(_)),
+        }
+    }
+
+    pub fn is_known(&self) -> bool {
+        !matches!(self, Ty::Any)
+    }
+
+    pub fn is_numeric(&self) -> bool {
+        matches!(self, Ty::Int | Ty::Float | Ty::Bool)
+    }
+
+    /// Element type when iterating a value of this type, if known.
+    pub fn element(&self) -> Ty {
+        match self {
+            Ty::List(t) | Ty::Set(t) | Ty::TupleOf(t) => (**t).clone(),
+            Ty::Dict(k, _) => (**k).clone(),
+            Ty::Str | Ty::Literal(_) => Ty::Str,
+            _ => Ty::Any,
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::Any => write!(f, "any"),
+            Ty::Int => write!(f, "int"),
+            Ty::Float => write!(f, "float"),
+            Ty::Bool => write!(f, "bool"),
+            Ty::Str => write!(f, "str"),
+            Ty::None => write!(f, "None"),
+            Ty::List(t) => write!(f, "list[{t}]"),
+            Ty::Dict(k, v) => write!(f, "dict[{k}, {v}]"),
+            Ty::Set(t) => write!(f, "set[{t}]"),
+            Ty::Tuple(ts) => {
+                write!(f, "tuple[")?;
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                write!(f, "]")
+            }
+            Ty::TupleOf(t) => write!(f, "tuple[{t}, ...]"),
+            Ty::Record(_, n) => write!(f, "{n}"),
+            Ty::Literal(ms) => {
+                for (i, m) in ms.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " | ")?;
+                    }
+                    write!(f, "{m:?}")?;
+                }
+                Ok(())
+            }
+            Ty::Union(ts) => {
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " | ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                Ok(())
+            }
+            Ty::Outcome(t) => write!(f, "Result[{t}]"),
+            Ty::Func => write!(f, "function"),
+            Ty::Module => write!(f, "module"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_widening_and_unions() {
+        assert!(Ty::Float.accepts(&Ty::Int));
+        assert!(!Ty::Int.accepts(&Ty::Str));
+        let opt = Ty::Union(vec![Ty::Int, Ty::None]);
+        assert!(opt.accepts(&Ty::None));
+        assert!(opt.accepts(&Ty::Int));
+        assert!(!opt.accepts(&Ty::Str));
+        assert!(Ty::List(Box::new(Ty::Any)).accepts(&Ty::List(Box::new(Ty::Int))));
+    }
+}

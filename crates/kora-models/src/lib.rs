@@ -1,0 +1,19 @@
+//! Kora's model wire: request shapes for OpenAI-style and Ollama endpoints, SSE and NDJSON decoding,
+//! retry classification with jittered backoff and `Retry-After`, and JSON Schema for a Kora type.
+//! No interpreter, cassette or journal lives here: the runtime calls [`transport::call`] and maps
+//! its `Reply` / `CallFailure` onto `Ok` / `Uncertain` / `Failed`.
+
+pub mod config;
+pub mod request;
+pub mod response;
+pub mod retry;
+pub mod schema;
+pub mod stream;
+pub mod transport;
+
+pub use config::{Api, ApiKey, ConfigError, ModelEntry, Settings, Structured};
+pub use request::{build_body, ImageData, Request, ToolSpec, Turn};
+pub use response::{decode_outcome, parse_reply, Decoded, MalformedReply, Reply, ToolCall, Usage};
+pub use schema::{envelope_schema, json_schema, validate, Field, Shape};
+pub use stream::{Assembler, NdjsonDecoder, SseDecoder, StreamDecoder, StreamError, StreamEvent};
+pub use transport::{call, Attempt, CallFailure};

@@ -1,0 +1,129 @@
+//! `+=`-style updates: lists, strings, dicts and sets change in place, as in Python.
+
+use std::rc::Rc;
+
+use kora_syntax::ast::BinOp;
+
+use super::{as_int, binary_slow, float_op, int_op, repeat_vec};
+use crate::compare::hash_key;
+use crate::error::{codes, fail, type_error, RtResult};
+use crate::iter::collect;
+use crate::value::{Dict, KStr, Value};
+
+/// `target op= rhs`: lists, strings, dicts and sets update in place as in Python
+/// (aliases of a list see `+=`); everything else rebinds to `target op rhs`.
+pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
+    match (op, &mut *target, rhs) {
+        (_, Value::Int(x), Value::Int(y)) => {
+            *target = int_op(op, *x, *y)?;
+            Ok(())
+        }
+        (BinOp::Add, Value::List(l), _) => {
+            let items = collect(rhs)?;
+            l.borrow_mut().extend(items);
+            Ok(())
+        }
+        (BinOp::Mul, Value::List(l), _) if as_int(rhs).is_some() => {
+            let n = usize::try_from(as_int(rhs).unwrap_or(0)).unwrap_or(0);
+            let grown = repeat_vec(&l.borrow(), n)?;
+            *l.borrow_mut() = grown;
+            Ok(())
+        }
+        (BinOp::Add, Value::Str(s), Value::Str(r)) => {
+            if let Some(k) = Rc::get_mut(s) {
+                k.push_str(r.as_str());
+            } else {
+                let mut n = String::with_capacity(s.as_str().len() + r.as_str().len());
+                n.push_str(s.as_str());
+                n.push_str(r.as_str());
+                *s = Rc::new(KStr::new(n));
+            }
+            Ok(())
+        }
+        (BinOp::BitOr, Value::Dict(d), _) => {
+            if let Value::Dict(o) = rhs {
+                if Rc::ptr_eq(d, o) {
+                    return Ok(());
+                }
+                let items: Vec<_> = o
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                d.borrow_mut().extend(items);
+                return Ok(());
+            }
+            let pairs = dict_pairs(rhs)?;
+            d.borrow_mut().extend(pairs);
+            Ok(())
+        }
+        (
+            BinOp::BitOr | BinOp::BitAnd | BinOp::Sub | BinOp::BitXor,
+            Value::Set(s),
+            Value::Set(o),
+        ) => {
+            if Rc::ptr_eq(s, o) {
+                if matches!(op, BinOp::Sub | BinOp::BitXor) {
+                    s.borrow_mut().clear();
+                }
+                return Ok(());
+            }
+            let o = o.borrow();
+            let mut s = s.borrow_mut();
+            match op {
+                BinOp::BitOr => s.extend(o.iter().cloned()),
+                BinOp::BitAnd => s.retain(|k| o.contains(k)),
+                BinOp::Sub => s.retain(|k| !o.contains(k)),
+                _ => {
+                    for k in o.iter() {
+                        if !s.shift_remove(k) {
+                            s.insert(k.clone());
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        _ => {
+            *target = match (&*target, rhs) {
+                (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y, target, rhs, true)?,
+                _ => binary_slow(op, target, rhs, true)?,
+            };
+            Ok(())
+        }
+    }
+}
+
+/// The `(key, value)` pairs of an iterable, as `dict(pairs)` and `d |= pairs` read them.
+pub fn dict_pairs(v: &Value) -> RtResult<Dict> {
+    let mut d = Dict::default();
+    for (i, item) in collect(v)?.into_iter().enumerate() {
+        let pair = match &item {
+            Value::Str(_)
+            | Value::List(_)
+            | Value::Tuple(_)
+            | Value::Set(_)
+            | Value::Dict(_)
+            | Value::Range(_) => collect(&item)?,
+            _ => {
+                return type_error(format!(
+                    "cannot convert dictionary update sequence element #{i} to a sequence"
+                ))
+            }
+        };
+        if pair.len() != 2 {
+            return fail(
+                codes::VALUE,
+                format!(
+                    "dictionary update sequence element #{i} has length {}; 2 is required",
+                    pair.len()
+                ),
+            );
+        }
+        let mut it = pair.into_iter();
+        if let (Some(k), Some(v)) = (it.next(), it.next()) {
+            d.insert(hash_key(&k)?, v);
+        }
+    }
+    Ok(d)
+}

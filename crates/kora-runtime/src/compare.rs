@@ -1,0 +1,313 @@
+//! Python's `==`, `<`-family ordering, `in`, and dict-key checks between runtime values.
+//!
+//! Mixed int/float comparisons are exact (as in CPython: `2**53 + 1 != 2.0**53`),
+//! and sequences compare at their first unequal element, so `[1, nan] < [1, 2]` is
+//! false and `[1, 2] < [1, 'a']` is a type error about `int` and `str` only.
+
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use kora_syntax::ast::CmpOp;
+
+use crate::error::{codes, fail, type_error, RtResult};
+use crate::format::type_name;
+use crate::value::{Key, RangeObj, Set, Value};
+
+/// Containers nested deeper than this compare unequal instead of overflowing the stack.
+const MAX_DEPTH: u32 = 1000;
+
+/// Python `a == b`.
+pub fn values_equal(a: &Value, b: &Value) -> bool {
+    eq(a, b, 0)
+}
+
+fn eq(a: &Value, b: &Value, depth: u32) -> bool {
+    use Value::*;
+    match (a, b) {
+        (Int(x), Int(y)) => x == y,
+        (Str(x), Str(y)) => Rc::ptr_eq(x, y) || x.as_str() == y.as_str(),
+        (Float(x), Float(y)) => x == y,
+        (None, None) => true,
+        (Bool(x), Bool(y)) => x == y,
+        (Int(_) | Bool(_) | Float(_), Int(_) | Bool(_) | Float(_)) => {
+            num_cmp(a, b) == Some(Ordering::Equal)
+        }
+        (List(x), List(y)) => {
+            Rc::ptr_eq(x, y) || (depth < MAX_DEPTH && seq_eq(&x.borrow(), &y.borrow(), depth))
+        }
+        (Tuple(x), Tuple(y)) => Rc::ptr_eq(x, y) || (depth < MAX_DEPTH && seq_eq(x, y, depth)),
+        (Dict(x), Dict(y)) => {
+            if Rc::ptr_eq(x, y) {
+                return true;
+            }
+            let (x, y) = (x.borrow(), y.borrow());
+            depth < MAX_DEPTH
+                && x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| eq(v, w, depth + 1)))
+        }
+        (Set(x), Set(y)) => {
+            Rc::ptr_eq(x, y) || {
+                let (x, y) = (x.borrow(), y.borrow());
+                x.len() == y.len() && x.iter().all(|k| y.contains(k))
+            }
+        }
+        (Range(x), Range(y)) => range_eq(x, y),
+        (Record(x), Record(y)) => {
+            Rc::ptr_eq(x, y)
+                || (x.ty == y.ty
+                    && depth < MAX_DEPTH
+                    && seq_eq(&x.fields.borrow(), &y.fields.borrow(), depth))
+        }
+        (Outcome(x), Outcome(y)) => {
+            x.tag == y.tag && depth < MAX_DEPTH && eq(&x.payload, &y.payload, depth + 1)
+        }
+        (Func(x), Func(y)) => Rc::ptr_eq(x, y),
+        (Builtin(x), Builtin(y)) => x == y,
+        (Method(x), Method(y)) => x.1 == y.1 && identical(&x.0, &y.0),
+        (Type(x), Type(y)) => x == y,
+        (Module(x), Module(y)) => x == y,
+        (Cell(c), _) => eq(&c.borrow(), b, depth),
+        (_, Cell(c)) => eq(a, &c.borrow(), depth),
+        _ => false,
+    }
+}
+
+fn seq_eq(x: &[Value], y: &[Value], depth: u32) -> bool {
+    x.len() == y.len() && x.iter().zip(y).all(|(a, b)| eq(a, b, depth + 1))
+}
+
+/// Ranges are equal when they produce the same numbers (`range(0) == range(5, 2)`).
+fn range_eq(x: &RangeObj, y: &RangeObj) -> bool {
+    let n = x.len();
+    n == y.len() && (n == 0 || (x.start == y.start && (n == 1 || x.step == y.step)))
+}
+
+/// Python's `is`: the same object for heap values; equal values for immutable scalars.
+pub fn identical(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (None, None) => true,
+        (Bool(x), Bool(y)) => x == y,
+        (Int(x), Int(y)) => x == y,
+        (Float(x), Float(y)) => x.to_bits() == y.to_bits(),
+        (Str(x), Str(y)) => Rc::ptr_eq(x, y) || x.as_str() == y.as_str(),
+        (List(x), List(y)) => Rc::ptr_eq(x, y),
+        (Tuple(x), Tuple(y)) => Rc::ptr_eq(x, y) || (x.is_empty() && y.is_empty()),
+        (Dict(x), Dict(y)) => Rc::ptr_eq(x, y),
+        (Set(x), Set(y)) => Rc::ptr_eq(x, y),
+        (Range(x), Range(y)) => Rc::ptr_eq(x, y),
+        (Record(x), Record(y)) => Rc::ptr_eq(x, y),
+        (Outcome(x), Outcome(y)) => Rc::ptr_eq(x, y),
+        (Func(x), Func(y)) => Rc::ptr_eq(x, y),
+        (Method(x), Method(y)) => Rc::ptr_eq(x, y),
+        (Builtin(x), Builtin(y)) => x == y,
+        (Type(x), Type(y)) => x == y,
+        (Module(x), Module(y)) => x == y,
+        (Cell(x), Cell(y)) => Rc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// Exact comparison of an int with a float; `None` when the float is NaN.
+pub fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return Option::None;
+    }
+    // 2**63 is exactly representable; every i64 is below it.
+    if f >= 9_223_372_036_854_775_808.0 {
+        return Some(Ordering::Less);
+    }
+    if f < -9_223_372_036_854_775_808.0 {
+        return Some(Ordering::Greater);
+    }
+    let t = f.trunc();
+    match i.cmp(&(t as i64)) {
+        Ordering::Equal => {
+            if f > t {
+                Some(Ordering::Less)
+            } else if f < t {
+                Some(Ordering::Greater)
+            } else {
+                Some(Ordering::Equal)
+            }
+        }
+        o => Some(o),
+    }
+}
+
+/// Compares two numbers (bool, int, float); `None` if either is not a number or NaN is involved.
+fn num_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    use Value::*;
+    let int = |v: &Value| match v {
+        Int(i) => Some(*i),
+        Bool(b) => Some(*b as i64),
+        _ => Option::None,
+    };
+    match (a, b) {
+        (Float(x), Float(y)) => x.partial_cmp(y),
+        (Float(x), _) => int_float_cmp(int(b)?, *x).map(Ordering::reverse),
+        (_, Float(y)) => int_float_cmp(int(a)?, *y),
+        _ => Some(int(a)?.cmp(&int(b)?)),
+    }
+}
+
+fn is_number(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Bool(_) | Value::Float(_))
+}
+
+/// Ordering for `<`, `<=`, `>`, `>=` (`op` names the operator in the error message).
+/// Pairs that are unordered (NaN, incomparable sets) give `Equal`; use
+/// [`compare_op`] where that difference matters.
+pub fn compare(a: &Value, b: &Value, op: &str) -> RtResult<Ordering> {
+    Ok(partial(a, b, op, 0)?.unwrap_or(Ordering::Equal))
+}
+
+/// Evaluates one comparison operator with Python's semantics.
+pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> RtResult<bool> {
+    let o = match op {
+        CmpOp::Eq => return Ok(values_equal(a, b)),
+        CmpOp::Ne => return Ok(!values_equal(a, b)),
+        CmpOp::In => return contains(b, a),
+        CmpOp::NotIn => return Ok(!contains(b, a)?),
+        CmpOp::Is => return Ok(identical(a, b)),
+        CmpOp::IsNot => return Ok(!identical(a, b)),
+        CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => partial(a, b, op.symbol(), 0)?,
+    };
+    Ok(match o {
+        Option::None => false,
+        Some(o) => match op {
+            CmpOp::Lt => o == Ordering::Less,
+            CmpOp::Le => o != Ordering::Greater,
+            CmpOp::Gt => o == Ordering::Greater,
+            _ => o != Ordering::Less,
+        },
+    })
+}
+
+/// `a < b` as Python's `sorted`, `min` and `max` ask it.
+pub fn less_than(a: &Value, b: &Value) -> RtResult<bool> {
+    if let (Value::Int(x), Value::Int(y)) = (a, b) {
+        return Ok(x < y);
+    }
+    Ok(partial(a, b, "<", 0)? == Some(Ordering::Less))
+}
+
+fn partial(a: &Value, b: &Value, op: &str, depth: u32) -> RtResult<Option<Ordering>> {
+    use Value::*;
+    if depth > MAX_DEPTH {
+        return fail(
+            codes::RECURSION,
+            "maximum recursion depth exceeded in comparison",
+        );
+    }
+    Ok(match (a, b) {
+        (Int(x), Int(y)) => Some(x.cmp(y)),
+        (Float(x), Float(y)) => x.partial_cmp(y),
+        (Str(x), Str(y)) => Some(x.as_str().cmp(y.as_str())),
+        _ if is_number(a) && is_number(b) => num_cmp(a, b),
+        (List(x), List(y)) => seq_cmp(&x.borrow(), &y.borrow(), op, depth)?,
+        (Tuple(x), Tuple(y)) => seq_cmp(x, y, op, depth)?,
+        (Set(x), Set(y)) => set_cmp(&x.borrow(), &y.borrow()),
+        (Cell(c), _) => return partial(&c.borrow(), b, op, depth),
+        (_, Cell(c)) => return partial(a, &c.borrow(), op, depth),
+        _ => {
+            return type_error(format!(
+                "'{op}' not supported between instances of '{}' and '{}'",
+                type_name(a),
+                type_name(b)
+            ))
+        }
+    })
+}
+
+fn seq_cmp(x: &[Value], y: &[Value], op: &str, depth: u32) -> RtResult<Option<Ordering>> {
+    for (a, b) in x.iter().zip(y) {
+        if !eq(a, b, depth + 1) {
+            return partial(a, b, op, depth + 1);
+        }
+    }
+    Ok(Some(x.len().cmp(&y.len())))
+}
+
+/// Sets are ordered by inclusion: `{1} < {1, 2}`; neither-subset pairs are unordered.
+fn set_cmp(x: &Set, y: &Set) -> Option<Ordering> {
+    let x_in_y = x.len() <= y.len() && x.iter().all(|k| y.contains(k));
+    let y_in_x = y.len() <= x.len() && y.iter().all(|k| x.contains(k));
+    match (x_in_y, y_in_x) {
+        (true, true) => Some(Ordering::Equal),
+        (true, false) => Some(Ordering::Less),
+        (false, true) => Some(Ordering::Greater),
+        (false, false) => Option::None,
+    }
+}
+
+/// Wraps `v` as a dict key or set member, or fails as Python does for unhashable values.
+pub fn hash_key(v: &Value) -> RtResult<Key> {
+    if v.is_hashable() {
+        return Ok(Key(v.clone()));
+    }
+    type_error(format!(
+        "unhashable type: '{}'",
+        type_name(unhashable_part(v))
+    ))
+}
+
+/// The innermost value that makes `v` unhashable (`(1, [2])` names `list`).
+fn unhashable_part(v: &Value) -> &Value {
+    match v {
+        Value::Tuple(t) => t
+            .iter()
+            .find(|x| !x.is_hashable())
+            .map_or(v, unhashable_part),
+        Value::Outcome(o) if !o.payload.is_hashable() => unhashable_part(&o.payload),
+        _ => v,
+    }
+}
+
+/// Python `item in container`.
+pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
+    match container {
+        Value::List(l) => Ok(l.borrow().iter().any(|x| values_equal(x, item))),
+        Value::Tuple(t) => Ok(t.iter().any(|x| values_equal(x, item))),
+        Value::Dict(d) => {
+            let k = hash_key(item)?;
+            Ok(d.borrow().contains_key(&k))
+        }
+        Value::Set(s) => {
+            let k = hash_key(item)?;
+            Ok(s.borrow().contains(&k))
+        }
+        Value::Str(s) => match item {
+            Value::Str(sub) => Ok(s.as_str().contains(sub.as_str())),
+            _ => type_error(format!(
+                "'in <string>' requires string as left operand, not {}",
+                type_name(item)
+            )),
+        },
+        Value::Range(r) => Ok(match item {
+            Value::Int(i) => range_contains(r, *i),
+            Value::Bool(b) => range_contains(r, *b as i64),
+            Value::Float(f) => {
+                f.fract() == 0.0 && int_float_cmp(*f as i64, *f) == Some(Ordering::Equal) && {
+                    range_contains(r, *f as i64)
+                }
+            }
+            _ => false,
+        }),
+        Value::Cell(c) => contains(&c.borrow(), item),
+        _ => type_error(format!(
+            "argument of type '{}' is not iterable",
+            type_name(container)
+        )),
+    }
+}
+
+pub fn range_contains(r: &RangeObj, x: i64) -> bool {
+    let (start, stop, step, x) = (r.start as i128, r.stop as i128, r.step as i128, x as i128);
+    if step > 0 {
+        start <= x && x < stop && (x - start) % step == 0
+    } else {
+        stop < x && x <= start && (start - x) % (-step) == 0
+    }
+}

@@ -1,0 +1,63 @@
+//! Runtime errors: a code, a message, and the Kora stack trace gathered as the error unwinds.
+
+use kora_check::hir::ModId;
+use kora_syntax::Span;
+
+/// Error codes of runtime failures; each has an entry in `docs/errors.md`.
+pub mod codes {
+    pub const NO_ARM: &str = "E1001";
+    pub const GUARDED_OFF: &str = "E1002";
+    pub const RECURSION: &str = "E1003";
+    pub const OVERFLOW: &str = "E1004";
+    pub const ZERO_DIVISION: &str = "E1005";
+    pub const INDEX: &str = "E1006";
+    pub const KEY: &str = "E1007";
+    pub const TYPE: &str = "E1008";
+    pub const VALUE: &str = "E1009";
+    pub const ATTRIBUTE: &str = "E1010";
+    pub const ASSERTION: &str = "E1011";
+    pub const ARGUMENTS: &str = "E1012";
+    pub const UNWRAP: &str = "E1013";
+    pub const UNAVAILABLE: &str = "E1014";
+    pub const IO: &str = "E1015";
+}
+
+/// One frame of a Kora stack trace.
+#[derive(Clone, Debug)]
+pub struct TraceEntry {
+    pub func: String,
+    pub module: ModId,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct RtError {
+    pub code: &'static str,
+    pub message: String,
+    /// Innermost frame first.
+    pub trace: Vec<TraceEntry>,
+    /// Where in the current frame the error arose, until the frame records it.
+    pub pending: Option<Span>,
+}
+
+pub type RtResult<T> = Result<T, Box<RtError>>;
+
+impl RtError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Box<RtError> {
+        Box::new(RtError {
+            code,
+            message: message.into(),
+            trace: Vec::new(),
+            pending: None,
+        })
+    }
+}
+
+/// Shorthand for `Err(RtError::new(code, message))`.
+pub fn fail<T>(code: &'static str, message: impl Into<String>) -> RtResult<T> {
+    Err(RtError::new(code, message))
+}
+
+pub fn type_error<T>(message: impl Into<String>) -> RtResult<T> {
+    fail(codes::TYPE, message)
+}

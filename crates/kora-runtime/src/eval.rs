@@ -1,0 +1,519 @@
+//! Evaluating expressions, with inline fast paths for the int, list and local-variable cases that dominate loops.
+
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use kora_check::hir::{self, sym, Args, CompKind, ExprKind as E, FPart, Sym};
+use kora_syntax::ast::{BinOp, BoolOp, CmpOp, UnaryOp};
+
+use crate::error::{codes, RtError, RtResult};
+use crate::interp::Interp;
+use crate::iter::iterate;
+use crate::value::{Dict, Key, Set, Value};
+
+/// Attaches the span of the expression that failed, if nothing closer did.
+#[inline]
+fn at<T>(r: RtResult<T>, e: &hir::Expr) -> RtResult<T> {
+    r.map_err(|mut err| {
+        if err.pending.is_none() {
+            err.pending = Some(e.span);
+        }
+        err
+    })
+}
+
+impl Interp<'_> {
+    pub(crate) fn eval(&mut self, e: &hir::Expr) -> RtResult<Value> {
+        match &e.kind {
+            E::Local(s) => Ok(self.stack[self.base + *s as usize].clone()),
+            E::Int(i) => Ok(Value::Int(*i)),
+            E::Binary(op, a, b) => {
+                let x = self.eval(a)?;
+                let y = self.eval(b)?;
+                if let (Value::Int(p), Value::Int(q)) = (&x, &y) {
+                    let r = match op {
+                        BinOp::Add => p.checked_add(*q),
+                        BinOp::Sub => p.checked_sub(*q),
+                        BinOp::Mul => p.checked_mul(*q),
+                        _ => None,
+                    };
+                    if let Some(n) = r {
+                        return Ok(Value::Int(n));
+                    }
+                } else if let (Value::Float(p), Value::Float(q)) = (&x, &y) {
+                    match op {
+                        BinOp::Add => return Ok(Value::Float(p + q)),
+                        BinOp::Sub => return Ok(Value::Float(p - q)),
+                        BinOp::Mul => return Ok(Value::Float(p * q)),
+                        _ => {}
+                    }
+                }
+                at(crate::arith::binary(*op, &x, &y), e)
+            }
+            E::Compare(first, rest) => {
+                let mut left = self.eval(first)?;
+                for (i, (op, re)) in rest.iter().enumerate() {
+                    let right = self.eval(re)?;
+                    if !at(self.compare(*op, &left, &right), e)? {
+                        return Ok(Value::Bool(false));
+                    }
+                    if i + 1 < rest.len() {
+                        left = right;
+                    }
+                }
+                Ok(Value::Bool(true))
+            }
+            E::Call(f, args) => self.eval_call(f, args, e),
+            E::MethodCall(obj, name, args) => {
+                let recv = self.eval(obj)?;
+                if *name == sym::APPEND && args.keywords.is_empty() && args.star.is_empty() {
+                    if let (Value::List(l), [x]) = (&recv, args.positional.as_slice()) {
+                        let v = self.eval(x)?;
+                        l.borrow_mut().push(v);
+                        return Ok(Value::None);
+                    }
+                }
+                let (pos, kw) = self.eval_args(args)?;
+                at(self.call_method(&recv, *name, pos, kw), e)
+            }
+            E::Global(g) => Ok(self.globals[self.cur_mod][*g as usize].clone()),
+            E::Cell(s) => Ok(match &self.stack[self.base + *s as usize] {
+                Value::Cell(c) => c.borrow().clone(),
+                other => other.clone(),
+            }),
+            E::Float(f) => Ok(Value::Float(*f)),
+            E::Bool(b) => Ok(Value::Bool(*b)),
+            E::None => Ok(Value::None),
+            E::Str(i) => Ok(self.consts[*i as usize].clone()),
+            E::ModuleGlobal(m, g) => Ok(self.globals[m.0 as usize][*g as usize].clone()),
+            E::Builtin(b) => Ok(Value::Builtin(*b)),
+            E::Type(t) => Ok(Value::Type(*t)),
+            E::Module(m) => Ok(Value::Module(*m)),
+            E::FString(parts) => {
+                let mut s = String::new();
+                self.fstring(parts, &mut s, e)?;
+                Ok(Value::str(s))
+            }
+            E::List(xs) => {
+                let mut v = Vec::with_capacity(xs.len());
+                for x in xs {
+                    v.push(self.eval(x)?);
+                }
+                Ok(Value::list(v))
+            }
+            E::Tuple(xs) => {
+                let mut v = Vec::with_capacity(xs.len());
+                for x in xs {
+                    v.push(self.eval(x)?);
+                }
+                Ok(Value::tuple(v))
+            }
+            E::ListStar(items) | E::TupleStar(items) => {
+                let mut v = Vec::new();
+                for (star, x) in items {
+                    let val = self.eval(x)?;
+                    if *star {
+                        v.extend(at(crate::iter::collect(&val), x)?);
+                    } else {
+                        v.push(val);
+                    }
+                }
+                Ok(if matches!(e.kind, E::ListStar(_)) {
+                    Value::list(v)
+                } else {
+                    Value::tuple(v)
+                })
+            }
+            E::Set(xs) => {
+                let mut s = Set::default();
+                for x in xs {
+                    let v = self.eval(x)?;
+                    s.insert(at(hashable(v), x)?);
+                }
+                Ok(Value::set(s))
+            }
+            E::Dict(kvs) => {
+                let mut d = Dict::default();
+                for (k, v) in kvs {
+                    let key = self.eval(k)?;
+                    let val = self.eval(v)?;
+                    d.insert(at(hashable(key), k)?, val);
+                }
+                Ok(Value::dict(d))
+            }
+            E::Comp(c) => self.comprehension(c),
+            E::Unary(op, x) => {
+                let v = self.eval(x)?;
+                match (op, &v) {
+                    (UnaryOp::Not, _) => Ok(Value::Bool(!v.truthy())),
+                    (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
+                        Some(n) => Ok(Value::Int(n)),
+                        None => at(crate::arith::unary(*op, &v), e),
+                    },
+                    (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
+                    _ => at(crate::arith::unary(*op, &v), e),
+                }
+            }
+            E::BoolOp(op, a, b) => {
+                let x = self.eval(a)?;
+                match (op, x.truthy()) {
+                    (BoolOp::And, false) | (BoolOp::Or, true) => Ok(x),
+                    _ => self.eval(b),
+                }
+            }
+            E::Attr(obj, name) => {
+                let v = self.eval(obj)?;
+                at(self.get_attr(&v, *name), e)
+            }
+            E::Index(o, i) => {
+                let obj = self.eval(o)?;
+                let idx = self.eval(i)?;
+                if let (Value::List(l), Value::Int(n)) = (&obj, &idx) {
+                    let l = l.borrow();
+                    let len = l.len() as i64;
+                    let k = if *n < 0 { n + len } else { *n };
+                    if k >= 0 && k < len {
+                        return Ok(l[k as usize].clone());
+                    }
+                }
+                at(crate::index::get_index(&self.prog, &obj, &idx), e)
+            }
+            E::Slice(v, lo, hi, step) => {
+                let val = self.eval(v)?;
+                let lo = self.opt_int(lo.as_deref())?;
+                let hi = self.opt_int(hi.as_deref())?;
+                let step = self.opt_int(step.as_deref())?;
+                at(crate::index::slice(&val, lo, hi, step), e)
+            }
+            E::Lambda(f) => self.make_closure(f),
+            E::IfExp(c, t, o) => {
+                if self.eval(c)?.truthy() {
+                    self.eval(t)
+                } else {
+                    self.eval(o)
+                }
+            }
+        }
+    }
+
+    fn opt_int(&mut self, e: Option<&hir::Expr>) -> RtResult<Option<i64>> {
+        match e {
+            None => Ok(None),
+            Some(x) => match self.eval(x)? {
+                Value::Int(i) => Ok(Some(i)),
+                Value::Bool(b) => Ok(Some(b as i64)),
+                Value::None => Ok(None),
+                other => Err(RtError::new(
+                    codes::TYPE,
+                    format!(
+                        "slice indices must be integers or None, not {}",
+                        other.type_name()
+                    ),
+                )),
+            },
+        }
+    }
+
+    fn compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> RtResult<bool> {
+        if let (Value::Int(x), Value::Int(y)) = (a, b) {
+            return Ok(match op {
+                CmpOp::Eq => x == y,
+                CmpOp::Ne => x != y,
+                CmpOp::Lt => x < y,
+                CmpOp::Le => x <= y,
+                CmpOp::Gt => x > y,
+                CmpOp::Ge => x >= y,
+                CmpOp::In | CmpOp::NotIn => {
+                    return crate::compare::contains(b, a).map(|r| r == (op == CmpOp::In))
+                }
+                CmpOp::Is => x == y,
+                CmpOp::IsNot => x != y,
+            });
+        }
+        Ok(match op {
+            CmpOp::Eq => crate::compare::values_equal(a, b),
+            CmpOp::Ne => !crate::compare::values_equal(a, b),
+            CmpOp::Lt => crate::compare::compare(a, b, "<")? == Ordering::Less,
+            CmpOp::Le => crate::compare::compare(a, b, "<=")? != Ordering::Greater,
+            CmpOp::Gt => crate::compare::compare(a, b, ">")? == Ordering::Greater,
+            CmpOp::Ge => crate::compare::compare(a, b, ">=")? != Ordering::Less,
+            CmpOp::In => crate::compare::contains(b, a)?,
+            CmpOp::NotIn => !crate::compare::contains(b, a)?,
+            CmpOp::Is => is_same(a, b),
+            CmpOp::IsNot => !is_same(a, b),
+        })
+    }
+
+    fn eval_args(&mut self, args: &Args) -> RtResult<(Vec<Value>, Vec<(Sym, Value)>)> {
+        let mut pos = Vec::with_capacity(args.positional.len());
+        let mut stars = args.star.iter().peekable();
+        for (i, a) in args.positional.iter().enumerate() {
+            while let Some((at_i, se)) = stars.peek() {
+                if *at_i != i {
+                    break;
+                }
+                let v = self.eval(se)?;
+                pos.extend(at(crate::iter::collect(&v), se)?);
+                stars.next();
+            }
+            pos.push(self.eval(a)?);
+        }
+        for (_, se) in stars {
+            let v = self.eval(se)?;
+            pos.extend(at(crate::iter::collect(&v), se)?);
+        }
+        let mut kw = Vec::with_capacity(args.keywords.len());
+        for (k, v) in &args.keywords {
+            kw.push((*k, self.eval(v)?));
+        }
+        Ok((pos, kw))
+    }
+
+    fn eval_call(&mut self, f: &hir::Expr, args: &Args, e: &hir::Expr) -> RtResult<Value> {
+        let fv = self.eval(f)?;
+        if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
+            if let E::Comp(c) = &arg.kind {
+                let name = hir::builtin_name(*b);
+                if c.kind == CompKind::Generator && args.keywords.is_empty() && (name == "any" || name == "all") {
+                    return self.lazy_any_all(c, name == "any");
+                }
+            }
+        }
+        if let Value::Func(c) = &fv {
+            if args.star.is_empty() {
+                // Arguments go straight into the callee's frame slots.
+                let base = self.stack.len();
+                for a in &args.positional {
+                    match self.eval(a) {
+                        Ok(v) => self.stack.push(v),
+                        Err(err) => {
+                            self.stack.truncate(base);
+                            return Err(err);
+                        }
+                    }
+                }
+                let mut kw = Vec::new();
+                for (k, v) in &args.keywords {
+                    match self.eval(v) {
+                        Ok(x) => kw.push((*k, x)),
+                        Err(err) => {
+                            self.stack.truncate(base);
+                            return Err(err);
+                        }
+                    }
+                }
+                let c = c.clone();
+                return at(self.invoke(&c, base, args.positional.len(), kw), e);
+            }
+        }
+        let (pos, kw) = self.eval_args(args)?;
+        at(self.call_value_kw(&fv, pos, kw), e)
+    }
+
+    pub(crate) fn call_method(
+        &mut self,
+        recv: &Value,
+        name: Sym,
+        args: Vec<Value>,
+        kw: Vec<(Sym, Value)>,
+    ) -> RtResult<Value> {
+        if let Value::Record(r) = recv {
+            // A record field holding a function is called like a method.
+            let rec = self.prog.record(r.ty);
+            if let Some(i) = rec.fields.iter().position(|f| f.name == name) {
+                let f = r.fields.borrow()[i].clone();
+                return self.call_value_kw(&f, args, kw);
+            }
+        }
+        if let Value::Module(m) = recv {
+            let f = self.module_attr(*m, name)?;
+            return self.call_value_kw(&f, args, kw);
+        }
+        crate::methods::call_method(self, recv, name, args, kw)
+    }
+
+    fn module_attr(&self, m: hir::ModId, name: Sym) -> RtResult<Value> {
+        let module = self.prog.module(m);
+        let n = self.prog.name(name);
+        match module.globals.iter().position(|g| g == n) {
+            Some(i) => Ok(self.globals[m.0 as usize][i].clone()),
+            None => Err(RtError::new(
+                codes::ATTRIBUTE,
+                format!("module '{}' has no attribute '{}'", module.display, n),
+            )),
+        }
+    }
+
+    pub(crate) fn get_attr(&mut self, v: &Value, name: Sym) -> RtResult<Value> {
+        match v {
+            Value::Record(r) => {
+                let rec = self.prog.record(r.ty);
+                if let Some(i) = rec.fields.iter().position(|f| f.name == name) {
+                    return Ok(r.fields.borrow()[i].clone());
+                }
+                Err(RtError::new(
+                    codes::ATTRIBUTE,
+                    format!("'{}' has no field '{}'", rec.name, self.prog.name(name)),
+                ))
+            }
+            Value::Module(m) => self.module_attr(*m, name),
+            _ if crate::methods::has_method(v, name) => {
+                Ok(Value::Method(Rc::new((v.clone(), name))))
+            }
+            _ => Err(RtError::new(
+                codes::ATTRIBUTE,
+                format!(
+                    "'{}' object has no attribute '{}'",
+                    v.type_name(),
+                    self.prog.name(name)
+                ),
+            )),
+        }
+    }
+
+    fn fstring(&mut self, parts: &[FPart], out: &mut String, e: &hir::Expr) -> RtResult<()> {
+        for p in parts {
+            match p {
+                FPart::Lit(i) => {
+                    if let Value::Str(s) = &self.consts[*i as usize] {
+                        out.push_str(s.as_str());
+                    }
+                }
+                FPart::Field { expr, conv, spec } => {
+                    let v = self.eval(expr)?;
+                    let v = match conv {
+                        Some('r') | Some('a') => {
+                            let mut s = String::new();
+                            crate::format::repr(&self.prog, &v, &mut s);
+                            Value::str(s)
+                        }
+                        Some('s') => {
+                            let mut s = String::new();
+                            crate::format::to_str(&self.prog, &v, &mut s);
+                            Value::str(s)
+                        }
+                        _ => v,
+                    };
+                    if spec.is_empty() {
+                        crate::format::to_str(&self.prog, &v, out);
+                    } else {
+                        let mut spec_text = String::new();
+                        self.fstring(spec, &mut spec_text, e)?;
+                        out.push_str(&at(
+                            crate::format::format_value(&self.prog, &v, &spec_text),
+                            expr,
+                        )?);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn comprehension(&mut self, c: &hir::Comp) -> RtResult<Value> {
+        let mut acc = match c.kind {
+            CompKind::List | CompKind::Generator => Acc::List(Vec::new()),
+            CompKind::Set => Acc::Set(Set::default()),
+            CompKind::Dict => Acc::Dict(Dict::default()),
+        };
+        self.comp_each(c, 0, &mut |_, k, v| {
+            match &mut acc {
+                Acc::List(l) => l.push(k),
+                Acc::Set(s) => {
+                    s.insert(hashable(k)?);
+                }
+                Acc::Dict(d) => {
+                    d.insert(hashable(k)?, v.unwrap_or_default());
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(match acc {
+            Acc::List(v) => Value::list(v),
+            Acc::Set(s) => Value::set(s),
+            Acc::Dict(d) => Value::dict(d),
+        })
+    }
+
+    /// `any(x for ...)` / `all(x for ...)`: consumes the generator lazily and stops
+    /// at the first decisive element, as Python does.
+    fn lazy_any_all(&mut self, c: &hir::Comp, want: bool) -> RtResult<Value> {
+        let mut found = false;
+        self.comp_each(c, 0, &mut |_, k, _| {
+            if k.truthy() == want {
+                found = true;
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        Ok(Value::Bool(if want { found } else { !found }))
+    }
+
+    /// Runs the comprehension's clauses, handing each produced element (and its
+    /// value, for a dict) to `sink`; the sink returns false to stop early.
+    fn comp_each(
+        &mut self,
+        c: &hir::Comp,
+        i: usize,
+        sink: &mut dyn FnMut(&mut Self, Value, Option<Value>) -> RtResult<bool>,
+    ) -> RtResult<bool> {
+        let Some(clause) = c.clauses.get(i) else {
+            let k = self.eval(&c.elt)?;
+            let v = match &c.value {
+                Some(v) => Some(self.eval(v)?),
+                None => None,
+            };
+            return at(sink(self, k, v), &c.elt);
+        };
+        let iterable = self.eval(&clause.iter)?;
+        let mut it = at(iterate(&iterable), &clause.iter)?;
+        'items: while let Some(v) = it.next() {
+            self.assign(&clause.target, v)?;
+            for cond in &clause.conds {
+                if !self.eval(cond)?.truthy() {
+                    continue 'items;
+                }
+            }
+            if !self.comp_each(c, i + 1, sink)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+enum Acc {
+    List(Vec<Value>),
+    Set(Set),
+    Dict(Dict),
+}
+
+fn hashable(v: Value) -> RtResult<Key> {
+    if v.is_hashable() {
+        Ok(Key(v))
+    } else {
+        Err(RtError::new(
+            codes::TYPE,
+            format!("unhashable type: '{}'", v.type_name()),
+        ))
+    }
+}
+
+/// `is`: identity for shared values, equality for the immutable singletons and scalars.
+fn is_same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::None, Value::None) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => Rc::ptr_eq(x, y) || x.as_str() == y.as_str(),
+        (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
+        (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
+        (Value::Set(x), Value::Set(y)) => Rc::ptr_eq(x, y),
+        (Value::Tuple(x), Value::Tuple(y)) => Rc::ptr_eq(x, y),
+        (Value::Record(x), Value::Record(y)) => Rc::ptr_eq(x, y),
+        (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
+        (Value::Type(x), Value::Type(y)) => x == y,
+        (Value::Builtin(x), Value::Builtin(y)) => x == y,
+        _ => false,
+    }
+}

@@ -1,0 +1,432 @@
+//! Executing statements: assignment to targets, loops, `match`, `else` unwrapping, `use`.
+
+use std::rc::Rc;
+
+use kora_check::hir::{self, Stmt, StmtKind as S, Target};
+use kora_syntax::ast::BinOp;
+
+use crate::error::{codes, RtError, RtResult};
+use crate::interp::{Flow, Interp};
+use crate::iter::iterate;
+use crate::value::{Function, OutcomeTag, Value};
+
+struct FrameView<'a, 'io>(&'a Interp<'io>);
+
+impl crate::debug::FrameStack for FrameView<'_, '_> {
+    fn frames(&self) -> Vec<crate::debug::FrameInfo> {
+        self.0.frame_infos()
+    }
+}
+
+impl Interp<'_> {
+    pub(crate) fn exec_block(&mut self, stmts: &[Stmt]) -> RtResult<Flow> {
+        for s in stmts {
+            if self.debugger.is_some() {
+                self.debug_hook(s);
+            }
+            match self.exec(s) {
+                Ok(Flow::Normal) => {}
+                Ok(flow) => return Ok(flow),
+                Err(mut e) => {
+                    if e.pending.is_none() {
+                        e.pending = Some(s.span);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    #[cold]
+    fn debug_hook(&mut self, s: &Stmt) {
+        if let Some(f) = self.frames.last_mut() {
+            f.at = s.span;
+        }
+        let module = kora_check::hir::ModId(self.cur_mod as u32);
+        let depth = self.frames.len();
+        if let Some(mut d) = self.debugger.take() {
+            d.before_statement(module, s.span, depth, &FrameView(self));
+            self.debugger = Some(d);
+        }
+    }
+
+    fn exec(&mut self, s: &Stmt) -> RtResult<Flow> {
+        match &s.kind {
+            S::Expr(e) => {
+                self.eval(e)?;
+            }
+            S::Assign(t, e) => {
+                let v = self.eval(e)?;
+                self.assign(t, v)?;
+            }
+            S::AssignMulti(ts, e) => {
+                let v = self.eval(e)?;
+                for t in ts {
+                    self.assign(t, v.clone())?;
+                }
+            }
+            S::ConcatAssign(t, e) => self.concat_assign(t, e)?,
+            S::AugAssign(t, op, e) => self.aug_assign(t, *op, e)?,
+            S::AnnAssign(t, ty, e) => {
+                let v = self.eval(e)?;
+                if !crate::conform::conforms(&self.prog, &v, ty) {
+                    return Err(RtError::new(
+                        codes::TYPE,
+                        format!(
+                            "type mismatch: declared `{ty}`, got {}",
+                            crate::conform::describe(&self.prog, &v)
+                        ),
+                    ));
+                }
+                self.assign(t, v)?;
+            }
+            S::Unwrap {
+                target,
+                ty,
+                value,
+                binds,
+                orelse,
+            } => {
+                let v = self.eval(value)?;
+                let Value::Outcome(o) = &v else {
+                    return Err(RtError::new(
+                        codes::UNWRAP,
+                        format!(
+                            "the right side of `x: T = ... else:` must be an outcome, got {}",
+                            crate::conform::describe(&self.prog, &v)
+                        ),
+                    ));
+                };
+                if o.tag == OutcomeTag::Ok {
+                    if !crate::conform::conforms(&self.prog, &o.payload, ty) {
+                        return Err(RtError::new(
+                            codes::TYPE,
+                            format!(
+                                "type mismatch: declared `{ty}`, got Ok carrying {}",
+                                crate::conform::describe(&self.prog, &o.payload)
+                            ),
+                        ));
+                    }
+                    self.assign(target, o.payload.clone())?;
+                } else {
+                    if let Some((why, kind)) = binds {
+                        self.assign(why, o.payload.clone())?;
+                        self.assign(kind, Value::str(o.tag.kind()))?;
+                    }
+                    return match self.exec_block(orelse)? {
+                        Flow::Normal => Err(RtError::new(
+                            codes::UNWRAP,
+                            "the `else` block finished without leaving",
+                        )),
+                        flow => Ok(flow),
+                    };
+                }
+            }
+            S::If(branches, orelse) => {
+                for (c, body) in branches {
+                    if self.eval(c)?.truthy() {
+                        return self.exec_block(body);
+                    }
+                }
+                if let Some(b) = orelse {
+                    return self.exec_block(b);
+                }
+            }
+            S::While(c, body) => {
+                while self.eval(c)?.truthy() {
+                    match self.exec_block(body)? {
+                        Flow::Break => break,
+                        Flow::Return(v) => return Ok(Flow::Return(v)),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                }
+            }
+            S::For(t, it, body) => return self.exec_for(t, it, body),
+            S::Break => return Ok(Flow::Break),
+            S::Continue => return Ok(Flow::Continue),
+            S::Return(e) => {
+                let v = match e {
+                    Some(e) => self.eval(e)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(v));
+            }
+            S::Pass => {}
+            S::Def(t, f) => {
+                let c = self.make_closure(f)?;
+                self.assign(t, c)?;
+            }
+            S::Match(subject, arms) => return self.exec_match(subject, arms),
+            S::Use(t, m) => {
+                self.init_module(*m)?;
+                self.assign(t, Value::Module(*m))?;
+            }
+            S::Assert(c, msg) => {
+                if !self.eval(c)?.truthy() {
+                    let text = match msg {
+                        Some(m) => {
+                            let v = self.eval(m)?;
+                            let mut s = String::new();
+                            crate::format::to_str(&self.prog, &v, &mut s);
+                            s
+                        }
+                        None => {
+                            let src = &self.prog.modules[self.cur_mod].source;
+                            let r = c.span.range();
+                            src.get(r).unwrap_or("assertion").to_string()
+                        }
+                    };
+                    return Err(RtError::new(
+                        codes::ASSERTION,
+                        format!("assertion failed: {text}"),
+                    ));
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec_for(&mut self, t: &Target, it: &hir::Expr, body: &[Stmt]) -> RtResult<Flow> {
+        let iterable = self.eval(it)?;
+        // Ranges and lists are the common loops: walk them without an iterator object.
+        if let (Value::Range(r), Target::Local(slot)) = (&iterable, t) {
+            let (mut i, stop, step) = (r.start, r.stop, r.step);
+            while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                self.stack[self.base + *slot as usize] = Value::Int(i);
+                match self.exec_block(body)? {
+                    Flow::Break => break,
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    Flow::Normal | Flow::Continue => {}
+                }
+                i = match i.checked_add(step) {
+                    Some(n) => n,
+                    None => break,
+                };
+            }
+            return Ok(Flow::Normal);
+        }
+        let mut iter = iterate(&iterable)?;
+        while let Some(v) = iter.next() {
+            self.assign(t, v)?;
+            match self.exec_block(body)? {
+                Flow::Break => break,
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                Flow::Normal | Flow::Continue => {}
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    pub(crate) fn make_closure(&mut self, f: &Rc<hir::Function>) -> RtResult<Value> {
+        let mut defaults = Vec::new();
+        for p in &f.params {
+            if let Some(d) = &p.default {
+                defaults.push(if p.fresh_default {
+                    Value::None
+                } else {
+                    self.eval(d)?
+                });
+            }
+        }
+        let captures = f
+            .captures
+            .iter()
+            .map(|c| match c {
+                hir::Capture::Slot(s) => match &self.stack[self.base + *s as usize] {
+                    Value::Cell(cell) => cell.clone(),
+                    // Defensive: a capture of a slot that is not a cell copies its value.
+                    other => Rc::new(std::cell::RefCell::new(other.clone())),
+                },
+            })
+            .collect();
+        Ok(Value::Func(Rc::new(Function {
+            def: f.clone(),
+            captures,
+            defaults,
+        })))
+    }
+
+    pub(crate) fn assign(&mut self, t: &Target, v: Value) -> RtResult<()> {
+        match t {
+            Target::Local(s) => {
+                self.stack[self.base + *s as usize] = v;
+            }
+            Target::Cell(s) => match &self.stack[self.base + *s as usize] {
+                Value::Cell(c) => *c.borrow_mut() = v,
+                _ => self.stack[self.base + *s as usize] = v,
+            },
+            Target::Global(g) => {
+                self.globals[self.cur_mod][*g as usize] = v;
+            }
+            Target::Index(o, i) => {
+                let obj = self.eval(o)?;
+                let idx = self.eval(i)?;
+                crate::index::set_index(&obj, &idx, v)?;
+            }
+            Target::Attr(o, name) => {
+                let obj = self.eval(o)?;
+                self.set_attr(&obj, *name, v)?;
+            }
+            Target::Tuple(ts) => {
+                let items = crate::iter::collect(&v)?;
+                if items.len() != ts.len() {
+                    let msg = if items.len() > ts.len() {
+                        format!("too many values to unpack (expected {})", ts.len())
+                    } else {
+                        format!(
+                            "not enough values to unpack (expected {}, got {})",
+                            ts.len(),
+                            items.len()
+                        )
+                    };
+                    return Err(RtError::new(codes::VALUE, msg));
+                }
+                for (t, x) in ts.iter().zip(items) {
+                    self.assign(t, x)?;
+                }
+            }
+            Target::Discard => {}
+        }
+        Ok(())
+    }
+
+    fn set_attr(&mut self, obj: &Value, name: hir::Sym, v: Value) -> RtResult<()> {
+        if let Value::Record(r) = obj {
+            let rec = self.prog.record(r.ty);
+            if let Some(i) = rec.fields.iter().position(|f| f.name == name) {
+                let fty = &rec.fields[i].ty;
+                if !crate::conform::conforms(&self.prog, &v, fty) {
+                    return Err(RtError::new(
+                        codes::TYPE,
+                        format!(
+                            "field `{}` of `{}` must be `{}`, got {}",
+                            self.prog.name(name),
+                            rec.name,
+                            fty,
+                            crate::conform::describe(&self.prog, &v)
+                        ),
+                    ));
+                }
+                r.fields.borrow_mut()[i] = v;
+                return Ok(());
+            }
+            return Err(RtError::new(
+                codes::ATTRIBUTE,
+                format!("'{}' has no field '{}'", rec.name, self.prog.name(name)),
+            ));
+        }
+        Err(RtError::new(
+            codes::ATTRIBUTE,
+            format!(
+                "cannot set attribute '{}' on a '{}' value",
+                self.prog.name(name),
+                obj.type_name()
+            ),
+        ))
+    }
+
+    /// `x = x + y`: appends in place when nothing else holds the value.
+    fn concat_assign(&mut self, t: &Target, e: &hir::Expr) -> RtResult<()> {
+        let rhs = self.eval(e)?;
+        if let Target::Local(s) = t {
+            let idx = self.base + *s as usize;
+            let mut cur = std::mem::take(&mut self.stack[idx]);
+            let done = match (&mut cur, &rhs) {
+                (Value::Str(a), Value::Str(b)) => match Rc::get_mut(a) {
+                    Some(a) => {
+                        a.push_str(b.as_str());
+                        true
+                    }
+                    None => false,
+                },
+                (Value::List(a), Value::List(b)) if Rc::strong_count(a) == 1 => {
+                    let extra = b.borrow().clone();
+                    a.borrow_mut().extend(extra);
+                    true
+                }
+                _ => false,
+            };
+            let v = if done {
+                cur
+            } else {
+                match crate::arith::binary(BinOp::Add, &cur, &rhs) {
+                    Ok(v) => v,
+                    Err(err) => {
+                        self.stack[idx] = cur;
+                        return Err(err);
+                    }
+                }
+            };
+            self.stack[idx] = v;
+            return Ok(());
+        }
+        let cur = self.load_target(t)?;
+        let v = crate::arith::binary(BinOp::Add, &cur, &rhs)?;
+        self.assign(t, v)
+    }
+
+    fn aug_assign(&mut self, t: &Target, op: BinOp, e: &hir::Expr) -> RtResult<()> {
+        let rhs = self.eval(e)?;
+        match t {
+            Target::Local(s) => {
+                let idx = self.base + *s as usize;
+                if let (Value::Int(a), Value::Int(b)) = (&self.stack[idx], &rhs) {
+                    let fast = match op {
+                        BinOp::Add => a.checked_add(*b),
+                        BinOp::Sub => a.checked_sub(*b),
+                        BinOp::Mul => a.checked_mul(*b),
+                        _ => None,
+                    };
+                    if let Some(n) = fast {
+                        self.stack[idx] = Value::Int(n);
+                        return Ok(());
+                    }
+                }
+                let mut cur = std::mem::take(&mut self.stack[idx]);
+                let r = crate::arith::inplace(op, &mut cur, &rhs);
+                self.stack[idx] = cur;
+                r
+            }
+            Target::Index(o, i) => {
+                let obj = self.eval(o)?;
+                let idx = self.eval(i)?;
+                let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
+                crate::arith::inplace(op, &mut cur, &rhs)?;
+                crate::index::set_index(&obj, &idx, cur)
+            }
+            Target::Attr(o, name) => {
+                let obj = self.eval(o)?;
+                let mut cur = self.get_attr(&obj, *name)?;
+                crate::arith::inplace(op, &mut cur, &rhs)?;
+                self.set_attr(&obj, *name, cur)
+            }
+            _ => {
+                let mut cur = self.load_target(t)?;
+                crate::arith::inplace(op, &mut cur, &rhs)?;
+                self.assign(t, cur)
+            }
+        }
+    }
+
+    fn load_target(&mut self, t: &Target) -> RtResult<Value> {
+        Ok(match t {
+            Target::Local(s) => self.stack[self.base + *s as usize].clone(),
+            Target::Cell(s) => match &self.stack[self.base + *s as usize] {
+                Value::Cell(c) => c.borrow().clone(),
+                other => other.clone(),
+            },
+            Target::Global(g) => self.globals[self.cur_mod][*g as usize].clone(),
+            Target::Index(o, i) => {
+                let obj = self.eval(o)?;
+                let idx = self.eval(i)?;
+                crate::index::get_index(&self.prog, &obj, &idx)?
+            }
+            Target::Attr(o, name) => {
+                let obj = self.eval(o)?;
+                self.get_attr(&obj, *name)?
+            }
+            Target::Tuple(_) | Target::Discard => Value::None,
+        })
+    }
+}

@@ -1,0 +1,334 @@
+//! Subscripts: `v[i]`, `v[i] = x`, `v[lo:hi:step]` and slice assignment, with Python's bounds rules and errors.
+
+use kora_check::hir::Program;
+
+use crate::compare::hash_key;
+use crate::error::{codes, fail, type_error, RtResult};
+use crate::format::{char_value, repr_string, type_name};
+use crate::iter::collect;
+use crate::value::{RangeObj, Value};
+
+fn int_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Bool(b) => Some(*b as i64),
+        _ => None,
+    }
+}
+
+/// Resolves a possibly negative index against `len`.
+fn normalize(i: i64, len: usize) -> Option<usize> {
+    let len = i128::try_from(len).ok()?;
+    let i = if i < 0 { i as i128 + len } else { i as i128 };
+    if (0..len).contains(&i) {
+        usize::try_from(i).ok()
+    } else {
+        None
+    }
+}
+
+fn index_error<T>(what: &str) -> RtResult<T> {
+    fail(codes::INDEX, format!("{what} index out of range"))
+}
+
+fn indices_error<T>(what: &str, idx: &Value) -> RtResult<T> {
+    type_error(format!(
+        "{what} indices must be integers or slices, not {}",
+        type_name(idx)
+    ))
+}
+
+/// `v[idx]`.
+pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
+    match v {
+        Value::List(l) => {
+            let Some(i) = int_of(idx) else {
+                return indices_error("list", idx);
+            };
+            let l = l.borrow();
+            match normalize(i, l.len()).and_then(|i| l.get(i)) {
+                Some(x) => Ok(x.clone()),
+                None => index_error("list"),
+            }
+        }
+        Value::Tuple(t) => {
+            let Some(i) = int_of(idx) else {
+                return indices_error("tuple", idx);
+            };
+            match normalize(i, t.len()).and_then(|i| t.get(i)) {
+                Some(x) => Ok(x.clone()),
+                None => index_error("tuple"),
+            }
+        }
+        Value::Str(s) => {
+            let Some(i) = int_of(idx) else {
+                return type_error(format!(
+                    "string indices must be integers, not '{}'",
+                    type_name(idx)
+                ));
+            };
+            let c = if s.is_ascii() {
+                normalize(i, s.as_str().len()).map(|i| s.as_str().as_bytes()[i] as char)
+            } else {
+                normalize(i, s.char_len()).and_then(|i| s.as_str().chars().nth(i))
+            };
+            match c {
+                Some(c) => Ok(char_value(c)),
+                None => index_error("string"),
+            }
+        }
+        Value::Range(r) => {
+            let Some(i) = int_of(idx) else {
+                return indices_error("range", idx);
+            };
+            match normalize(i, r.len()) {
+                Some(i) => Ok(Value::Int(r.get(i))),
+                None => index_error("range object"),
+            }
+        }
+        Value::Dict(d) => {
+            let k = hash_key(idx)?;
+            match d.borrow().get(&k) {
+                Some(x) => Ok(x.clone()),
+                None => fail(codes::KEY, repr_string(p, idx)),
+            }
+        }
+        Value::Cell(c) => get_index(p, &c.borrow(), idx),
+        _ => type_error(format!(
+            "'{}' object is not subscriptable",
+            crate::format::type_name_in(p, v)
+        )),
+    }
+}
+
+/// `v[idx] = val`.
+pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
+    match v {
+        Value::List(l) => {
+            let Some(i) = int_of(idx) else {
+                return indices_error("list", idx);
+            };
+            let mut l = l.borrow_mut();
+            let len = l.len();
+            match normalize(i, len).and_then(|i| l.get_mut(i)) {
+                Some(slot) => {
+                    *slot = val;
+                    Ok(())
+                }
+                None => fail(codes::INDEX, "list assignment index out of range"),
+            }
+        }
+        Value::Dict(d) => {
+            let k = hash_key(idx)?;
+            d.borrow_mut().insert(k, val);
+            Ok(())
+        }
+        Value::Cell(c) => set_index(&c.borrow(), idx, val),
+        _ => type_error(format!(
+            "'{}' object does not support item assignment",
+            type_name(v)
+        )),
+    }
+}
+
+/// Converts a slice bound (`None`, int or bool) as Python's slice does.
+pub fn slice_index(v: &Value) -> RtResult<Option<i64>> {
+    match v {
+        Value::None => Ok(None),
+        _ => match int_of(v) {
+            Some(i) => Ok(Some(i)),
+            None => {
+                type_error("slice indices must be integers or None or have an __index__ method")
+            }
+        },
+    }
+}
+
+/// A slice resolved against a length: `start + k * step` for `k < len`.
+struct Resolved {
+    start: i128,
+    stop: i128,
+    step: i128,
+    len: usize,
+}
+
+/// CPython's `PySlice_Unpack` + `PySlice_AdjustIndices`.
+fn resolve(lo: Option<i64>, hi: Option<i64>, step: Option<i64>, len: usize) -> RtResult<Resolved> {
+    let step = step.unwrap_or(1).max(-i64::MAX) as i128;
+    if step == 0 {
+        return fail(codes::VALUE, "slice step cannot be zero");
+    }
+    let n = len as i128;
+    let adjust = |b: Option<i64>, default_neg: i128, default_pos: i128| -> i128 {
+        match b {
+            None => {
+                if step < 0 {
+                    default_neg
+                } else {
+                    default_pos
+                }
+            }
+            Some(b) => {
+                let b = b as i128;
+                if b < 0 {
+                    let b = b + n;
+                    if b < 0 {
+                        if step < 0 {
+                            -1
+                        } else {
+                            0
+                        }
+                    } else {
+                        b
+                    }
+                } else if b >= n {
+                    if step < 0 {
+                        n - 1
+                    } else {
+                        n
+                    }
+                } else {
+                    b
+                }
+            }
+        }
+    };
+    let start = adjust(lo, n - 1, 0);
+    let stop = adjust(hi, -1, n);
+    let count = if step < 0 {
+        if stop < start {
+            (start - stop - 1) / (-step) + 1
+        } else {
+            0
+        }
+    } else if start < stop {
+        (stop - start - 1) / step + 1
+    } else {
+        0
+    };
+    Ok(Resolved {
+        start,
+        stop,
+        step,
+        len: usize::try_from(count).unwrap_or(0),
+    })
+}
+
+impl Resolved {
+    fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.len).map(move |k| (self.start + k as i128 * self.step) as usize)
+    }
+}
+
+/// `v[lo:hi:step]` for lists, tuples, strings and ranges.
+pub fn slice(v: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> RtResult<Value> {
+    match v {
+        Value::List(l) => {
+            let l = l.borrow();
+            let r = resolve(lo, hi, step, l.len())?;
+            Ok(Value::list(pick(&l, &r)))
+        }
+        Value::Tuple(t) => {
+            let r = resolve(lo, hi, step, t.len())?;
+            if r.step == 1 && r.len == t.len() {
+                return Ok(v.clone());
+            }
+            Ok(Value::tuple(pick(t, &r)))
+        }
+        Value::Str(s) => {
+            let text = s.as_str();
+            if s.is_ascii() {
+                let r = resolve(lo, hi, step, text.len())?;
+                if r.step == 1 && r.len == text.len() {
+                    return Ok(v.clone());
+                }
+                if r.step == 1 {
+                    let a = r.start as usize;
+                    return Ok(Value::str(&text[a..a + r.len]));
+                }
+                let b = text.as_bytes();
+                return Ok(Value::str(
+                    r.indices().map(|i| b[i] as char).collect::<String>(),
+                ));
+            }
+            let chars: Vec<char> = text.chars().collect();
+            let r = resolve(lo, hi, step, chars.len())?;
+            Ok(Value::str(
+                r.indices().map(|i| chars[i]).collect::<String>(),
+            ))
+        }
+        Value::Range(rg) => {
+            let r = resolve(lo, hi, step, rg.len())?;
+            let item = |i: i128| i64::try_from(rg.start as i128 + i * rg.step as i128);
+            match (
+                item(r.start),
+                item(r.stop),
+                i64::try_from(rg.step as i128 * r.step),
+            ) {
+                (Ok(start), Ok(stop), Ok(step)) => Ok(Value::Range(std::rc::Rc::new(RangeObj {
+                    start,
+                    stop,
+                    step,
+                }))),
+                _ => fail(codes::OVERFLOW, "range slice does not fit in 64-bit ints"),
+            }
+        }
+        Value::Cell(c) => slice(&c.borrow(), lo, hi, step),
+        _ => type_error(format!("'{}' object is not subscriptable", type_name(v))),
+    }
+}
+
+fn pick(items: &[Value], r: &Resolved) -> Vec<Value> {
+    if r.step == 1 {
+        let a = r.start as usize;
+        return items[a..a + r.len].to_vec();
+    }
+    r.indices().map(|i| items[i].clone()).collect()
+}
+
+/// `v[lo:hi:step] = val` (lists only, as in Python).
+pub fn set_slice(
+    v: &Value,
+    lo: Option<i64>,
+    hi: Option<i64>,
+    step: Option<i64>,
+    val: &Value,
+) -> RtResult<()> {
+    let Value::List(l) = v else {
+        return type_error(format!(
+            "'{}' object does not support item assignment",
+            type_name(v)
+        ));
+    };
+    // Collected first: `xs[:] = xs` must not read the list while it is being rewritten.
+    let items = match collect(val) {
+        Ok(items) => items,
+        Err(_) if step.unwrap_or(1) == 1 => return type_error("can only assign an iterable"),
+        Err(_) => return type_error("must assign iterable to extended slice"),
+    };
+    let mut l = l.borrow_mut();
+    let r = resolve(lo, hi, step, l.len())?;
+    if step.unwrap_or(1) == 1 {
+        let a = r.start as usize;
+        let b = (r.stop.max(r.start)) as usize;
+        l.splice(a..b, items);
+        return Ok(());
+    }
+    if items.len() != r.len {
+        return fail(
+            codes::VALUE,
+            format!(
+                "attempt to assign sequence of size {} to extended slice of size {}",
+                items.len(),
+                r.len
+            ),
+        );
+    }
+    let idx: Vec<usize> = r.indices().collect();
+    for (i, x) in idx.into_iter().zip(items) {
+        if let Some(slot) = l.get_mut(i) {
+            *slot = x;
+        }
+    }
+    Ok(())
+}

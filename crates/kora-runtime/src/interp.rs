@@ -1,0 +1,514 @@
+//! The interpreter's state and its call machinery: frames, argument binding, module initialisation.
+//!
+//! Locals of every active call live in one `stack` vector; a frame is a
+//! window `[base, base + nlocals)` into it, so a call allocates nothing but
+//! the slots it needs. `frames` mirrors the call chain for the debugger and
+//! for stack traces.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
+use kora_check::hir::{self, ModId, Program, Sym};
+use kora_syntax::Span;
+
+use crate::caller::Caller;
+use crate::debug::{Debugger, FrameInfo};
+use crate::error::{codes, RtError, RtResult, TraceEntry};
+use crate::value::{Function, Value};
+
+/// Calls nested deeper than this are a language error, not a host stack overflow.
+pub const MAX_DEPTH: u32 = 1000;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ModState {
+    NotRun,
+    Running,
+    Done,
+}
+
+/// One active call, as the debugger and stack traces see it.
+pub(crate) struct Frame {
+    pub func: Rc<hir::Function>,
+    pub base: usize,
+    /// The statement being executed, kept up to date only while a debugger is attached.
+    pub at: Span,
+}
+
+/// How a statement finished.
+pub(crate) enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Value),
+}
+
+pub struct Interp<'io> {
+    pub(crate) prog: Rc<Program>,
+    pub(crate) consts: Vec<Value>,
+    pub(crate) globals: Vec<Vec<Value>>,
+    mod_state: Vec<ModState>,
+    pub(crate) stack: Vec<Value>,
+    pub(crate) base: usize,
+    pub(crate) cur_mod: usize,
+    pub(crate) frames: Vec<Frame>,
+    depth: u32,
+    out: &'io mut dyn Write,
+    input: Option<&'io mut dyn std::io::BufRead>,
+    pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
+}
+
+impl<'io> Interp<'io> {
+    pub fn new(prog: Rc<Program>, out: &'io mut dyn Write) -> Interp<'io> {
+        let consts = prog
+            .strings
+            .iter()
+            .map(|s| Value::str(s.as_str()))
+            .collect();
+        let globals = prog
+            .modules
+            .iter()
+            .map(|m| vec![Value::None; m.globals.len()])
+            .collect();
+        let n = prog.modules.len();
+        Interp {
+            prog,
+            consts,
+            globals,
+            mod_state: vec![ModState::NotRun; n],
+            stack: Vec::with_capacity(1024),
+            base: 0,
+            cur_mod: 0,
+            frames: Vec::with_capacity(64),
+            depth: 0,
+            out,
+            input: None,
+            debugger: None,
+        }
+    }
+
+    /// Where `input()` reads from; without one it reports end of input.
+    pub fn set_input(&mut self, input: &'io mut dyn std::io::BufRead) {
+        self.input = Some(input);
+    }
+
+    /// Attaches a debugger: from now on every statement asks it whether to stop.
+    pub fn attach(&mut self, d: Box<dyn Debugger + 'io>) {
+        self.debugger = Some(d);
+    }
+
+    pub fn program(&self) -> &Rc<Program> {
+        &self.prog
+    }
+
+    /// Runs the entry module (and, through `use`, every module it reaches).
+    pub fn run_main(&mut self) -> RtResult<()> {
+        let entry = self.prog.entry;
+        let r = self.init_module(entry);
+        let _ = self.out.flush();
+        r
+    }
+
+    pub(crate) fn init_module(&mut self, m: ModId) -> RtResult<()> {
+        let i = m.0 as usize;
+        if self.mod_state[i] != ModState::NotRun {
+            return Ok(());
+        }
+        self.mod_state[i] = ModState::Running;
+        let body = self.prog.modules[i].body.clone();
+        let closure = Rc::new(Function {
+            def: body,
+            captures: Vec::new(),
+            defaults: Vec::new(),
+        });
+        let base = self.stack.len();
+        self.invoke(&closure, base, 0, Vec::new())?;
+        self.mod_state[i] = ModState::Done;
+        Ok(())
+    }
+
+    /// Calls any callable value with already-evaluated arguments.
+    pub fn call_value_kw(
+        &mut self,
+        f: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> RtResult<Value> {
+        match f {
+            Value::Func(c) => {
+                let base = self.stack.len();
+                let n = args.len();
+                self.stack.extend(args);
+                self.invoke(c, base, n, kwargs)
+            }
+            Value::Builtin(b) => crate::builtins::call_builtin(self, *b, args, kwargs),
+            Value::Method(m) => {
+                let (recv, name) = (&m.0, m.1);
+                self.call_method(recv, name, args, kwargs)
+            }
+            Value::Type(t) => self.construct(*t, args, kwargs),
+            other => Err(RtError::new(
+                codes::TYPE,
+                format!("'{}' object is not callable", other.type_name()),
+            )),
+        }
+    }
+
+    /// Invokes a closure whose `npos` positional arguments are already on the stack at `base`.
+    pub(crate) fn invoke(
+        &mut self,
+        c: &Rc<Function>,
+        base: usize,
+        npos: usize,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> RtResult<Value> {
+        let def = &c.def;
+        if self.depth >= MAX_DEPTH {
+            self.stack.truncate(base);
+            return Err(RtError::new(
+                codes::RECURSION,
+                format!(
+                    "maximum recursion depth exceeded: more than {MAX_DEPTH} nested calls (in `{}`)",
+                    def.name
+                ),
+            ));
+        }
+        let nparams = def.params.len();
+        if npos == nparams && kwargs.is_empty() && def.star.is_none() {
+            self.stack.resize(base + def.nlocals as usize, Value::None);
+        } else if let Err(e) = self.bind_args(c, base, npos, kwargs) {
+            self.stack.truncate(base);
+            return Err(e);
+        }
+        for (i, p) in def.params.iter().enumerate() {
+            if p.ty.is_known() {
+                let v = &self.stack[base + p.slot as usize];
+                if !crate::conform::conforms(&self.prog, v, &p.ty) {
+                    let msg = format!(
+                        "argument {} (`{}`) of `{}` must be `{}`, got {}",
+                        i + 1,
+                        self.prog.name(p.name),
+                        def.name,
+                        p.ty,
+                        crate::conform::describe(&self.prog, v)
+                    );
+                    self.stack.truncate(base);
+                    return Err(RtError::new(codes::TYPE, msg));
+                }
+            }
+        }
+        for &s in &def.cell_slots {
+            let slot = &mut self.stack[base + s as usize];
+            let v = std::mem::take(slot);
+            *slot = Value::Cell(Rc::new(RefCell::new(v)));
+        }
+        for &(s, ci) in &def.free_slots {
+            if let Some(cell) = c.captures.get(ci as usize) {
+                self.stack[base + s as usize] = Value::Cell(cell.clone());
+            }
+        }
+        let saved_base = self.base;
+        let saved_mod = self.cur_mod;
+        self.base = base;
+        self.cur_mod = def.module.0 as usize;
+        self.depth += 1;
+        self.frames.push(Frame {
+            func: def.clone(),
+            base,
+            at: def.span,
+        });
+        let r = self.exec_block(&def.body);
+        self.frames.pop();
+        self.depth -= 1;
+        self.base = saved_base;
+        self.cur_mod = saved_mod;
+        self.stack.truncate(base);
+        match r {
+            Ok(Flow::Return(v)) => {
+                if def.ret.is_known() && !crate::conform::conforms(&self.prog, &v, &def.ret) {
+                    return Err(self.trace_out(
+                        def,
+                        RtError::new(
+                            codes::TYPE,
+                            format!(
+                                "`{}` must return `{}`, but returned {}",
+                                def.name,
+                                def.ret,
+                                crate::conform::describe(&self.prog, &v)
+                            ),
+                        ),
+                    ));
+                }
+                Ok(v)
+            }
+            Ok(_) => Ok(Value::None),
+            Err(e) => Err(self.trace_out(def, e)),
+        }
+    }
+
+    /// Records the frame being left in the error's stack trace.
+    fn trace_out(&self, def: &hir::Function, mut e: Box<RtError>) -> Box<RtError> {
+        let span = e.pending.take().unwrap_or(def.span);
+        e.trace.push(TraceEntry {
+            func: def.name.clone(),
+            module: def.module,
+            span,
+        });
+        e
+    }
+
+    /// The general argument binding: keywords, defaults, `*rest`.
+    fn bind_args(
+        &mut self,
+        c: &Rc<Function>,
+        base: usize,
+        npos: usize,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> RtResult<()> {
+        let def = &c.def;
+        let mut pos: Vec<Value> = self.stack.drain(base..).collect();
+        self.stack.resize(base + def.nlocals as usize, Value::None);
+        let nparams = def.params.len();
+        let mut filled = vec![false; nparams];
+        if npos > nparams {
+            match def.star {
+                Some(s) => {
+                    let extra: Vec<Value> = pos.drain(nparams..).collect();
+                    self.stack[base + s as usize] = Value::tuple(extra);
+                }
+                None => {
+                    return Err(RtError::new(
+                        codes::ARGUMENTS,
+                        format!(
+                            "{}() takes {} positional argument{} but {} were given",
+                            def.name,
+                            nparams,
+                            if nparams == 1 { "" } else { "s" },
+                            npos
+                        ),
+                    ))
+                }
+            }
+        } else if let Some(s) = def.star {
+            self.stack[base + s as usize] = Value::tuple(Vec::new());
+        }
+        for (i, v) in pos.into_iter().enumerate() {
+            let slot = def.params[i].slot as usize;
+            self.stack[base + slot] = v;
+            filled[i] = true;
+        }
+        for (k, v) in kwargs {
+            match def.params.iter().position(|p| p.name == k) {
+                Some(i) if filled[i] => {
+                    return Err(RtError::new(
+                        codes::ARGUMENTS,
+                        format!(
+                            "{}() got multiple values for argument '{}'",
+                            def.name,
+                            self.prog.name(k)
+                        ),
+                    ))
+                }
+                Some(i) => {
+                    self.stack[base + def.params[i].slot as usize] = v;
+                    filled[i] = true;
+                }
+                None => {
+                    return Err(RtError::new(
+                        codes::ARGUMENTS,
+                        format!(
+                            "{}() got an unexpected keyword argument '{}'",
+                            def.name,
+                            self.prog.name(k)
+                        ),
+                    ))
+                }
+            }
+        }
+        let mut di = 0;
+        let mut missing = Vec::new();
+        for (i, p) in def.params.iter().enumerate() {
+            if let Some(d) = &p.default {
+                if !filled[i] {
+                    let v = if p.fresh_default {
+                        self.eval(d)?
+                    } else {
+                        c.defaults.get(di).cloned().unwrap_or_default()
+                    };
+                    self.stack[base + p.slot as usize] = v;
+                }
+                di += 1;
+            } else if !filled[i] {
+                missing.push(format!("'{}'", self.prog.name(p.name)));
+            }
+        }
+        if !missing.is_empty() {
+            return Err(RtError::new(
+                codes::ARGUMENTS,
+                format!(
+                    "{}() missing {} required argument{}: {}",
+                    def.name,
+                    missing.len(),
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing.join(" and ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Builds a record from constructor arguments, filling defaults and checking field types.
+    pub(crate) fn construct(
+        &mut self,
+        t: hir::TypeId,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> RtResult<Value> {
+        let prog = self.prog.clone();
+        let rec = prog.record(t);
+        let n = rec.fields.len();
+        if args.len() > n {
+            return Err(RtError::new(
+                codes::ARGUMENTS,
+                format!(
+                    "{}() takes {} field values but {} were given",
+                    rec.name,
+                    n,
+                    args.len()
+                ),
+            ));
+        }
+        let mut vals: Vec<Option<Value>> = vec![None; n];
+        for (i, v) in args.into_iter().enumerate() {
+            vals[i] = Some(v);
+        }
+        for (k, v) in kwargs {
+            match rec.fields.iter().position(|f| f.name == k) {
+                Some(i) if vals[i].is_some() => {
+                    return Err(RtError::new(
+                        codes::ARGUMENTS,
+                        format!(
+                            "{}() got multiple values for field '{}'",
+                            rec.name,
+                            prog.name(k)
+                        ),
+                    ))
+                }
+                Some(i) => vals[i] = Some(v),
+                None => {
+                    return Err(RtError::new(
+                        codes::ARGUMENTS,
+                        format!("{} has no field '{}'", rec.name, prog.name(k)),
+                    ))
+                }
+            }
+        }
+        let mut fields = Vec::with_capacity(n);
+        for (i, v) in vals.into_iter().enumerate() {
+            let f = &rec.fields[i];
+            let v = match (v, &f.default) {
+                (Some(v), _) => v,
+                (None, Some(d)) => {
+                    let saved = self.cur_mod;
+                    self.cur_mod = rec.module.0 as usize;
+                    let r = self.eval(d);
+                    self.cur_mod = saved;
+                    r?
+                }
+                (None, None) => {
+                    return Err(RtError::new(
+                        codes::ARGUMENTS,
+                        format!("{}() missing field '{}'", rec.name, prog.name(f.name)),
+                    ))
+                }
+            };
+            if !crate::conform::conforms(&prog, &v, &f.ty) {
+                return Err(RtError::new(
+                    codes::TYPE,
+                    format!(
+                        "field `{}` of `{}` must be `{}`, got {}",
+                        prog.name(f.name),
+                        rec.name,
+                        f.ty,
+                        crate::conform::describe(&prog, &v)
+                    ),
+                ));
+            }
+            fields.push(v);
+        }
+        Ok(Value::Record(Rc::new(crate::value::Record {
+            ty: t,
+            fields: RefCell::new(fields),
+        })))
+    }
+
+    /// What the debugger sees: one entry per active call, innermost last.
+    pub fn frame_infos(&self) -> Vec<FrameInfo> {
+        self.frames
+            .iter()
+            .map(|f| {
+                let locals = f
+                    .func
+                    .slot_names
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, n)| {
+                        let v = self.stack.get(f.base + i)?;
+                        let v = match v {
+                            Value::Cell(c) => c.borrow().clone(),
+                            other => other.clone(),
+                        };
+                        Some((n.clone(), v))
+                    })
+                    .collect();
+                FrameInfo {
+                    func: f.func.name.clone(),
+                    module: f.func.module,
+                    at: f.at,
+                    locals,
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn write(&mut self, s: &str) -> RtResult<()> {
+        self.out
+            .write_all(s.as_bytes())
+            .map_err(|e| RtError::new(codes::IO, format!("cannot write output: {e}")))
+    }
+}
+
+impl Caller for Interp<'_> {
+    fn call_value(&mut self, f: &Value, args: Vec<Value>) -> RtResult<Value> {
+        self.call_value_kw(f, args, Vec::new())
+    }
+
+    fn program(&self) -> &Program {
+        &self.prog
+    }
+
+    fn write_out(&mut self, s: &str) -> RtResult<()> {
+        self.write(s)
+    }
+
+    fn read_line(&mut self) -> RtResult<Option<String>> {
+        let _ = self.out.flush();
+        let Some(input) = self.input.as_mut() else {
+            return Ok(None);
+        };
+        let mut line = String::new();
+        match input.read_line(&mut line) {
+            Ok(0) => Ok(None),
+            Ok(_) => {
+                if line.ends_with('\n') {
+                    line.pop();
+                    if line.ends_with('\r') {
+                        line.pop();
+                    }
+                }
+                Ok(Some(line))
+            }
+            Err(e) => Err(RtError::new(codes::IO, format!("cannot read input: {e}"))),
+        }
+    }
+}

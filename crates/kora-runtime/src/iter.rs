@@ -1,0 +1,161 @@
+//! Iteration over runtime values: `for x in v`, comprehensions, and built-ins that consume iterables.
+//!
+//! Lists are walked by index on the live list, so appending during a loop is seen
+//! as in Python. Dicts and sets are snapshotted when the loop starts (Python would
+//! raise "changed size during iteration"; Kora iterates the snapshot instead).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::error::{type_error, RtResult};
+use crate::format::{char_value, type_name};
+use crate::value::{KStr, Value};
+
+pub enum Iter {
+    Range {
+        next: i64,
+        step: i64,
+        remaining: usize,
+    },
+    List {
+        list: Rc<RefCell<Vec<Value>>>,
+        i: usize,
+    },
+    Tuple {
+        items: Rc<Vec<Value>>,
+        i: usize,
+    },
+    Str {
+        s: Rc<KStr>,
+        /// Byte offset of the next character.
+        pos: usize,
+    },
+    /// A snapshot (dict keys, set members).
+    Values(std::vec::IntoIter<Value>),
+}
+
+/// Starts iterating `v`, or fails with Python's "'int' object is not iterable".
+pub fn iterate(v: &Value) -> RtResult<Iter> {
+    Ok(match v {
+        Value::Range(r) => Iter::Range {
+            next: r.start,
+            step: r.step,
+            remaining: r.len(),
+        },
+        Value::List(l) => Iter::List {
+            list: l.clone(),
+            i: 0,
+        },
+        Value::Tuple(t) => Iter::Tuple {
+            items: t.clone(),
+            i: 0,
+        },
+        Value::Str(s) => Iter::Str {
+            s: s.clone(),
+            pos: 0,
+        },
+        Value::Dict(d) => Iter::Values(
+            d.borrow()
+                .keys()
+                .map(|k| k.0.clone())
+                .collect::<Vec<_>>()
+                .into_iter(),
+        ),
+        Value::Set(s) => Iter::Values(
+            s.borrow()
+                .iter()
+                .map(|k| k.0.clone())
+                .collect::<Vec<_>>()
+                .into_iter(),
+        ),
+        Value::Cell(c) => return iterate(&c.borrow()),
+        _ => return not_iterable(v),
+    })
+}
+
+pub fn not_iterable<T>(v: &Value) -> RtResult<T> {
+    type_error(format!("'{}' object is not iterable", type_name(v)))
+}
+
+impl Iter {
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Value> {
+        match self {
+            Iter::Range {
+                next,
+                step,
+                remaining,
+            } => {
+                if *remaining == 0 {
+                    return None;
+                }
+                let v = *next;
+                *remaining -= 1;
+                // Wraps only past the last element, which is never read.
+                *next = next.wrapping_add(*step);
+                Some(Value::Int(v))
+            }
+            Iter::List { list, i } => {
+                let v = list.borrow().get(*i).cloned();
+                *i += 1;
+                v
+            }
+            Iter::Tuple { items, i } => {
+                let v = items.get(*i).cloned();
+                *i += 1;
+                v
+            }
+            Iter::Str { s, pos } => {
+                let c = s.as_str().get(*pos..)?.chars().next()?;
+                *pos += c.len_utf8();
+                Some(char_value(c))
+            }
+            Iter::Values(it) => it.next(),
+        }
+    }
+
+    /// How many items remain (for a list, as of now).
+    pub fn size_hint(&self) -> usize {
+        match self {
+            Iter::Range { remaining, .. } => *remaining,
+            Iter::List { list, i } => list.borrow().len().saturating_sub(*i),
+            Iter::Tuple { items, i } => items.len().saturating_sub(*i),
+            Iter::Str { s, pos } => {
+                let rest = s.as_str().len().saturating_sub(*pos);
+                if s.is_ascii() {
+                    rest
+                } else {
+                    s.as_str().get(*pos..).map_or(0, |r| r.chars().count())
+                }
+            }
+            Iter::Values(it) => it.len(),
+        }
+    }
+}
+
+/// All items of an iterable, in iteration order.
+pub fn collect(v: &Value) -> RtResult<Vec<Value>> {
+    Ok(match v {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.to_vec(),
+        Value::Range(r) => {
+            let mut out = Vec::new();
+            if out.try_reserve_exact(r.len()).is_err() {
+                return crate::error::fail(
+                    crate::error::codes::OVERFLOW,
+                    "MemoryError: range too large to materialise",
+                );
+            }
+            let mut it = iterate(v)?;
+            while let Some(x) = it.next() {
+                out.push(x);
+            }
+            out
+        }
+        Value::Str(s) => s.as_str().chars().map(char_value).collect(),
+        Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
+        Value::Set(s) => s.borrow().iter().map(|k| k.0.clone()).collect(),
+        Value::Cell(c) => return collect(&c.borrow()),
+        _ => return not_iterable(v),
+    })
+}

@@ -1,0 +1,36 @@
+//! Kora's runtime: values, the tree-walking interpreter and its frame stack, and the built-ins.
+//!
+//! It walks the resolved tree from `kora-check`; it knows nothing of
+//! terminals, editors or protocols (those are adapters over `debug::Debugger`).
+
+pub mod arith;
+pub mod builtins;
+pub mod caller;
+pub mod compare;
+pub mod conform;
+pub mod debug;
+pub mod error;
+mod eval;
+mod exec;
+pub mod format;
+pub mod index;
+pub mod interp;
+pub mod iter;
+mod matching;
+pub mod methods;
+pub mod report;
+pub mod value;
+
+pub use error::{RtError, RtResult};
+pub use interp::Interp;
+pub use value::Value;
+
+use std::rc::Rc;
+
+use kora_check::hir::Program;
+
+/// Runs a checked program to completion, writing its output to `out`.
+pub fn run(program: Rc<Program>, out: &mut dyn std::io::Write) -> Result<(), Box<RtError>> {
+    let mut interp = Interp::new(program, out);
+    interp.run_main()
+}

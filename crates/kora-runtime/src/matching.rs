@@ -1,0 +1,151 @@
+//! `match` at run time: trying patterns in order, guards that fall through, and the two distinct no-match errors.
+
+use kora_check::hir::{self, OutcomeTagPat, Pattern};
+
+use crate::error::{codes, RtError, RtResult};
+use crate::interp::{Flow, Interp};
+use crate::value::{OutcomeTag, Value};
+
+impl Interp<'_> {
+    pub(crate) fn exec_match(&mut self, subject: &hir::Expr, arms: &[hir::Arm]) -> RtResult<Flow> {
+        let v = self.eval(subject)?;
+        let mut guarded_off = Vec::new();
+        for arm in arms {
+            if !self.match_pattern(&arm.pattern, &v)? {
+                continue;
+            }
+            if let Some(g) = &arm.guard {
+                if !self.eval(g)?.truthy() {
+                    guarded_off.push(arm.span);
+                    continue;
+                }
+            }
+            return self.exec_block(&arm.body);
+        }
+        let mut shown = String::new();
+        crate::format::repr(&self.prog, &v, &mut shown);
+        if shown.chars().count() > 60 {
+            shown = format!("{}...", shown.chars().take(57).collect::<String>());
+        }
+        if !guarded_off.is_empty() {
+            let src = &self.prog.modules[self.cur_mod].source;
+            let idx = kora_syntax::LineIndex::new(src);
+            let lines: Vec<String> = guarded_off
+                .iter()
+                .map(|s| idx.line(s.start).to_string())
+                .collect();
+            return Err(RtError::new(
+                codes::GUARDED_OFF,
+                format!(
+                    "every matching arm was guarded off for {shown} (arms on line {}): add an arm without a guard, or widen a guard",
+                    lines.join(", ")
+                ),
+            ));
+        }
+        let suggestion = match &v {
+            Value::Outcome(o) => {
+                let what = match o.tag {
+                    OutcomeTag::Ok => "value",
+                    OutcomeTag::Exhausted => "meter",
+                    _ => "reason",
+                };
+                format!("`case {}({what}):`", o.tag.name())
+            }
+            Value::Record(r) => format!("`case {}(...):`", self.prog.record(r.ty).name),
+            _ => "`case _:`".to_string(),
+        };
+        Err(RtError::new(
+            codes::NO_ARM,
+            format!("no arm matched {shown}: add {suggestion}"),
+        ))
+    }
+
+    fn match_pattern(&mut self, p: &Pattern, v: &Value) -> RtResult<bool> {
+        Ok(match p {
+            Pattern::Wildcard => true,
+            Pattern::Bind(t) => {
+                self.assign(t, v.clone())?;
+                true
+            }
+            Pattern::Literal(e) => {
+                let lit = self.eval(e)?;
+                // `True` must not match `1`: literal patterns compare types as Python's do for singletons.
+                match (&lit, v) {
+                    (Value::Bool(a), Value::Bool(b)) => a == b,
+                    (Value::Bool(_), _) | (_, Value::Bool(_)) => false,
+                    (Value::None, other) => matches!(other, Value::None),
+                    _ => crate::compare::values_equal(&lit, v),
+                }
+            }
+            Pattern::Outcome(tag, inner) => {
+                let Value::Outcome(o) = v else {
+                    return Ok(false);
+                };
+                let want = match tag {
+                    OutcomeTagPat::Ok => OutcomeTag::Ok,
+                    OutcomeTagPat::Err => OutcomeTag::Err,
+                    OutcomeTagPat::Uncertain => OutcomeTag::Uncertain,
+                    OutcomeTagPat::Exhausted => OutcomeTag::Exhausted,
+                    OutcomeTagPat::Failed => OutcomeTag::Failed,
+                };
+                if o.tag != want {
+                    return Ok(false);
+                }
+                match inner {
+                    Some(p) => {
+                        let payload = o.payload.clone();
+                        self.match_pattern(p, &payload)?
+                    }
+                    None => true,
+                }
+            }
+            Pattern::Record(tid, subs) => {
+                let Value::Record(r) = v else {
+                    return Ok(false);
+                };
+                if r.ty != *tid {
+                    return Ok(false);
+                }
+                for (i, sp) in subs {
+                    let fv = r.fields.borrow().get(*i).cloned().unwrap_or_default();
+                    if !self.match_pattern(sp, &fv)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Pattern::Sequence(ps) => {
+                let items: Vec<Value> = match v {
+                    Value::List(l) => l.borrow().clone(),
+                    Value::Tuple(t) => t.as_ref().clone(),
+                    _ => return Ok(false),
+                };
+                if items.len() != ps.len() {
+                    return Ok(false);
+                }
+                for (p, x) in ps.iter().zip(items.iter()) {
+                    if !self.match_pattern(p, x)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Pattern::Or(alts) => {
+                for a in alts {
+                    if self.match_pattern(a, v)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Pattern::As(inner, t) => {
+                if self.match_pattern(inner, v)? {
+                    self.assign(t, v.clone())?;
+                    true
+                } else {
+                    false
+                }
+            }
+        })
+    }
+}

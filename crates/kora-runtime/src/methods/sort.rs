@@ -1,0 +1,164 @@
+//! Stable sorting with Python's rules: keys computed once, only `<` consulted, errors propagate.
+//!
+//! `slice::sort_by` may panic when a comparator is not a total order (NaN, mixed
+//! sets) and cannot stop on a failed comparison, so the general case is our own
+//! merge sort over indices; homogeneous ints, strings and NaN-free numbers take the
+//! std sort, whose comparator is total there.
+
+use std::cmp::Ordering;
+
+use crate::caller::Caller;
+use crate::compare::{int_float_cmp, less_than};
+use crate::error::RtResult;
+use crate::value::Value;
+
+/// Sorts `items` in place, stably, by `key(item)` (or the items), descending if `reverse`.
+pub fn sort_values(
+    ctx: &mut dyn Caller,
+    items: &mut Vec<Value>,
+    key: Option<&Value>,
+    reverse: bool,
+) -> RtResult<()> {
+    let computed;
+    let keys: &[Value] = match key {
+        Some(f) => {
+            let mut ks = Vec::with_capacity(items.len());
+            for x in items.iter() {
+                ks.push(ctx.call_value(f, vec![x.clone()])?);
+            }
+            computed = ks;
+            &computed
+        }
+        None => {
+            if sort_ints_in_place(items, reverse) {
+                return Ok(());
+            }
+            items
+        }
+    };
+    if keys.len() < 2 {
+        return Ok(());
+    }
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    if let Some(cmp) = total_order(keys) {
+        if reverse {
+            order.sort_by(|&a, &b| cmp(&keys[b], &keys[a]));
+        } else {
+            order.sort_by(|&a, &b| cmp(&keys[a], &keys[b]));
+        }
+    } else if reverse {
+        merge_sort(&mut order, &mut |a, b| less_than(&keys[b], &keys[a]))?;
+    } else {
+        merge_sort(&mut order, &mut |a, b| less_than(&keys[a], &keys[b]))?;
+    }
+    let mut old: Vec<Option<Value>> = std::mem::take(items).into_iter().map(Some).collect();
+    items.extend(
+        order
+            .into_iter()
+            .map(|i| old.get_mut(i).and_then(Option::take).unwrap_or_default()),
+    );
+    Ok(())
+}
+
+/// All plain ints: sort the values directly (equal ints are indistinguishable).
+fn sort_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
+    if !items.iter().all(|v| matches!(v, Value::Int(_))) {
+        return false;
+    }
+    let key = |v: &Value| match v {
+        Value::Int(i) => *i,
+        _ => 0,
+    };
+    if reverse {
+        items.sort_unstable_by(|a, b| key(b).cmp(&key(a)));
+    } else {
+        items.sort_unstable_by_key(key);
+    }
+    true
+}
+
+type Cmp = fn(&Value, &Value) -> Ordering;
+
+/// A comparator that is a total order on `keys`, when the keys allow one.
+fn total_order(keys: &[Value]) -> Option<Cmp> {
+    let first = keys.first()?;
+    match first {
+        Value::Str(_) if keys.iter().all(|k| matches!(k, Value::Str(_))) => {
+            Some(|a, b| match (a, b) {
+                (Value::Str(x), Value::Str(y)) => x.as_str().cmp(y.as_str()),
+                _ => Ordering::Equal,
+            })
+        }
+        _ if keys.iter().all(|k| match k {
+            Value::Int(_) | Value::Bool(_) => true,
+            Value::Float(f) => !f.is_nan(),
+            _ => false,
+        }) =>
+        {
+            Some(num_order)
+        }
+        _ => None,
+    }
+}
+
+fn num_order(a: &Value, b: &Value) -> Ordering {
+    let int = |v: &Value| match v {
+        Value::Int(i) => Some(*i),
+        Value::Bool(b) => Some(*b as i64),
+        _ => None,
+    };
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        (Value::Float(x), _) => {
+            int_float_cmp(int(b).unwrap_or(0), *x).map_or(Ordering::Equal, Ordering::reverse)
+        }
+        (_, Value::Float(y)) => int_float_cmp(int(a).unwrap_or(0), *y).unwrap_or(Ordering::Equal),
+        _ => int(a).cmp(&int(b)),
+    }
+}
+
+/// Stable bottom-up merge sort of `order` by a fallible `lt`.
+fn merge_sort(
+    order: &mut Vec<usize>,
+    lt: &mut dyn FnMut(usize, usize) -> RtResult<bool>,
+) -> RtResult<()> {
+    const RUN: usize = 8;
+    let n = order.len();
+    for start in (0..n).step_by(RUN) {
+        let end = (start + RUN).min(n);
+        for i in start + 1..end {
+            let mut j = i;
+            while j > start && lt(order[j], order[j - 1])? {
+                order.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+    }
+    let mut buf = vec![0usize; n];
+    let mut width = RUN;
+    while width < n {
+        let mut start = 0;
+        while start < n {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j, mut k) = (start, mid, start);
+            while i < mid && j < end {
+                if lt(order[j], order[i])? {
+                    buf[k] = order[j];
+                    j += 1;
+                } else {
+                    buf[k] = order[i];
+                    i += 1;
+                }
+                k += 1;
+            }
+            buf[k..k + (mid - i)].copy_from_slice(&order[i..mid]);
+            k += mid - i;
+            buf[k..k + (end - j)].copy_from_slice(&order[j..end]);
+            start = end;
+        }
+        std::mem::swap(order, &mut buf);
+        width *= 2;
+    }
+    Ok(())
+}

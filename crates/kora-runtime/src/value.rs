@@ -1,0 +1,306 @@
+//! The runtime value: a 16-byte enum whose heap parts are `Rc`-shared inside one interpreter.
+//!
+//! Values never cross a thread (architecture invariant 5); `parallel for`
+//! will move them only as `Portable` snapshots. Containers are
+//! `Rc<RefCell<_>>` because Kora, like Python, has reference semantics for
+//! lists, dicts, sets and records.
+
+use std::cell::RefCell;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+use indexmap::{IndexMap, IndexSet};
+use rustc_hash::FxBuildHasher;
+
+use kora_check::hir;
+
+pub type Dict = IndexMap<Key, Value, FxBuildHasher>;
+pub type Set = IndexSet<Key, FxBuildHasher>;
+
+#[derive(Clone, Default)]
+pub enum Value {
+    #[default]
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Rc<KStr>),
+    List(Rc<RefCell<Vec<Value>>>),
+    Tuple(Rc<Vec<Value>>),
+    Dict(Rc<RefCell<Dict>>),
+    Set(Rc<RefCell<Set>>),
+    Range(Rc<RangeObj>),
+    Record(Rc<Record>),
+    Outcome(Rc<Outcome>),
+    Func(Rc<Function>),
+    Builtin(hir::BuiltinId),
+    /// A method looked up but not yet called (`f = xs.append`).
+    Method(Rc<(Value, hir::Sym)>),
+    /// A record type used as a value: calling it constructs a record.
+    Type(hir::TypeId),
+    Module(hir::ModId),
+    /// A captured variable's shared box; lives only in frame slots, never in user-visible values.
+    Cell(Rc<RefCell<Value>>),
+}
+
+// Pinned: every slot, list element and argument is one of these.
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
+
+/// A string with its ASCII-ness remembered, so indexing an ASCII string is O(1).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KStr {
+    s: String,
+    ascii: bool,
+}
+
+impl KStr {
+    pub fn new(s: String) -> KStr {
+        let ascii = s.is_ascii();
+        KStr { s, ascii }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.s
+    }
+
+    pub fn is_ascii(&self) -> bool {
+        self.ascii
+    }
+
+    /// Number of characters (Python's `len`).
+    pub fn char_len(&self) -> usize {
+        if self.ascii {
+            self.s.len()
+        } else {
+            self.s.chars().count()
+        }
+    }
+
+    pub fn push_str(&mut self, other: &str) {
+        self.ascii &= other.is_ascii();
+        self.s.push_str(other);
+    }
+
+    pub fn into_string(self) -> String {
+        self.s
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RangeObj {
+    pub start: i64,
+    pub stop: i64,
+    pub step: i64,
+}
+
+impl RangeObj {
+    pub fn len(&self) -> usize {
+        let RangeObj { start, stop, step } = *self;
+        let n = if step > 0 && start < stop {
+            (stop as i128 - start as i128 + step as i128 - 1) / step as i128
+        } else if step < 0 && start > stop {
+            (start as i128 - stop as i128 - step as i128 - 1) / (-(step as i128))
+        } else {
+            0
+        };
+        n as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> i64 {
+        self.start + self.step * i as i64
+    }
+}
+
+/// An instance of a `type Name:` record. Fields are in declaration order.
+pub struct Record {
+    pub ty: hir::TypeId,
+    pub fields: RefCell<Vec<Value>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutcomeTag {
+    Ok,
+    Err,
+    Uncertain,
+    Exhausted,
+    Failed,
+}
+
+impl OutcomeTag {
+    pub fn name(self) -> &'static str {
+        match self {
+            OutcomeTag::Ok => "Ok",
+            OutcomeTag::Err => "Err",
+            OutcomeTag::Uncertain => "Uncertain",
+            OutcomeTag::Exhausted => "Exhausted",
+            OutcomeTag::Failed => "Failed",
+        }
+    }
+
+    /// The lower-case tag `else (why, kind):` binds.
+    pub fn kind(self) -> &'static str {
+        match self {
+            OutcomeTag::Ok => "ok",
+            OutcomeTag::Err => "err",
+            OutcomeTag::Uncertain => "uncertain",
+            OutcomeTag::Exhausted => "exhausted",
+            OutcomeTag::Failed => "failed",
+        }
+    }
+}
+
+pub struct Outcome {
+    pub tag: OutcomeTag,
+    pub payload: Value,
+}
+
+/// A closure: the resolved function plus what it captured and its evaluated defaults.
+pub struct Function {
+    pub def: Rc<hir::Function>,
+    pub captures: Vec<Rc<RefCell<Value>>>,
+    /// One per parameter that has a default, in parameter order. Re-evaluated per call
+    /// when the default is a mutable display (no shared-default footgun).
+    pub defaults: Vec<Value>,
+}
+
+impl Value {
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(Rc::new(KStr::new(s.into())))
+    }
+
+    pub fn list(v: Vec<Value>) -> Value {
+        Value::List(Rc::new(RefCell::new(v)))
+    }
+
+    pub fn tuple(v: Vec<Value>) -> Value {
+        Value::Tuple(Rc::new(v))
+    }
+
+    pub fn dict(d: Dict) -> Value {
+        Value::Dict(Rc::new(RefCell::new(d)))
+    }
+
+    pub fn set(s: Set) -> Value {
+        Value::Set(Rc::new(RefCell::new(s)))
+    }
+
+    pub fn outcome(tag: OutcomeTag, payload: Value) -> Value {
+        Value::Outcome(Rc::new(Outcome { tag, payload }))
+    }
+
+    /// Python's type name, used in error messages (`int`, `list`, `Expense`).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::List(_) => "list",
+            Value::Tuple(_) => "tuple",
+            Value::Dict(_) => "dict",
+            Value::Set(_) => "set",
+            Value::Range(_) => "range",
+            Value::Record(_) => "record",
+            Value::Outcome(_) => "outcome",
+            Value::Func(_) => "function",
+            Value::Builtin(_) => "builtin function",
+            Value::Method(_) => "method",
+            Value::Type(_) => "type",
+            Value::Module(_) => "module",
+            Value::Cell(_) => "cell",
+        }
+    }
+
+    /// Python truthiness.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.as_str().is_empty(),
+            Value::List(l) => !l.borrow().is_empty(),
+            Value::Tuple(t) => !t.is_empty(),
+            Value::Dict(d) => !d.borrow().is_empty(),
+            Value::Set(s) => !s.borrow().is_empty(),
+            Value::Range(r) => !r.is_empty(),
+            _ => true,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+
+    /// Whether this value may be a dict key or set member.
+    pub fn is_hashable(&self) -> bool {
+        match self {
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => true,
+            Value::Tuple(t) => t.iter().all(Value::is_hashable),
+            Value::Outcome(o) => o.payload.is_hashable(),
+            Value::Type(_) | Value::Builtin(_) | Value::Func(_) | Value::Module(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// A hashable value, compared with Python's equality (`1 == 1.0 == True`).
+///
+/// Construct only from values for which `is_hashable()` holds; the caller
+/// reports the error for the rest.
+#[derive(Clone)]
+pub struct Key(pub Value);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        crate::compare::values_equal(&self.0, &other.0)
+    }
+}
+
+impl Eq for Key {}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_value(&self.0, state)
+    }
+}
+
+fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
+    match v {
+        Value::None => 0u8.hash(state),
+        Value::Bool(b) => (*b as i64).hash(state),
+        Value::Int(i) => i.hash(state),
+        Value::Float(f) => {
+            // Integral floats hash like the int they equal, as in Python.
+            if f.fract() == 0.0 && f.is_finite() && f.abs() < 9.2e18 {
+                (*f as i64).hash(state)
+            } else {
+                f.to_bits().hash(state)
+            }
+        }
+        Value::Str(s) => s.as_str().hash(state),
+        Value::Tuple(t) => {
+            t.len().hash(state);
+            for x in t.iter() {
+                hash_value(x, state);
+            }
+        }
+        Value::Outcome(o) => {
+            (o.tag as u8).hash(state);
+            hash_value(&o.payload, state);
+        }
+        Value::Type(t) => t.0.hash(state),
+        Value::Builtin(b) => b.0.hash(state),
+        Value::Module(m) => m.0.hash(state),
+        Value::Func(f) => (Rc::as_ptr(f) as usize).hash(state),
+        _ => 0xffu8.hash(state),
+    }
+}

@@ -1,0 +1,183 @@
+//! The parser driver: lex, lay out, pre-parse f-strings, run the chumsky grammar, and gather diagnostics.
+//!
+//! The grammar is split by concept: `expr` (precedence levels and atoms in
+//! `atoms`), `stmt` (simple statements and blocks), `compound` (Python's
+//! compound statements), `kora` (Kora's own statements), `pattern`, `types`
+//! and `fstring`. Every file builds boxed chumsky parsers over the token
+//! slice that `layout` produced; `error` turns chumsky's errors into
+//! teaching diagnostics.
+
+mod atoms;
+mod compound;
+pub mod error;
+mod expr;
+pub mod fstring;
+mod kora;
+mod labels;
+mod pattern;
+mod stmt;
+mod types;
+
+use crate::ast::{Expr, ExprKind, FStringPart, Ident, Module};
+use crate::diagnostic::Diagnostic;
+use crate::layout::layout;
+use crate::lexer::lex;
+use crate::span::Span;
+use crate::token::Tok;
+use crate::Parsed;
+use chumsky::input::{Input as _, MappedInput};
+use chumsky::prelude::*;
+use error::{to_diagnostic, Lbl, SynErr};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub(crate) type In<'a> = MappedInput<'a, Tok<'a>, Span, &'a [(Tok<'a>, Span)]>;
+pub(crate) type Ex<'a> = extra::Err<SynErr<'a>>;
+pub(crate) type P<'a, O> = Boxed<'a, 'a, In<'a>, O, Ex<'a>>;
+
+/// Parsed f-strings, keyed by the start offset of their token.
+pub(crate) type FTable = Rc<HashMap<u32, Vec<FStringPart>>>;
+
+impl chumsky::span::Span for Span {
+    type Context = ();
+    type Offset = u32;
+
+    fn new(_: (), range: std::ops::Range<u32>) -> Span {
+        Span::new(range.start, range.end)
+    }
+
+    fn context(&self) {}
+
+    fn start(&self) -> u32 {
+        self.start
+    }
+
+    fn end(&self) -> u32 {
+        self.end
+    }
+}
+
+/// Matches a token, reporting the label when it is missing.
+pub(crate) fn expect<'a>(
+    tok: Tok<'a>,
+    lbl: Lbl,
+) -> impl Parser<'a, In<'a>, Tok<'a>, Ex<'a>> + Clone {
+    just(tok).labelled(lbl)
+}
+
+/// A soft keyword: a `Name` token with this exact text.
+pub(crate) fn kw<'a>(word: &'static str) -> impl Parser<'a, In<'a>, Span, Ex<'a>> + Clone {
+    any()
+        .filter(move |t: &Tok<'a>| matches!(t, Tok::Name(n) if *n == word))
+        .map_with(|_, e| e.span())
+}
+
+pub(crate) fn ident<'a>() -> impl Parser<'a, In<'a>, Ident, Ex<'a>> + Clone {
+    select! { Tok::Name(n) = e => Ident { name: n.to_string(), span: e.span() } }
+        .labelled(labels::NAME)
+}
+
+/// A parser that always fails; stands in where a grammar piece is unavailable.
+pub(crate) fn never<'a, O: 'a>() -> P<'a, O> {
+    empty()
+        .try_map(|_, span: Span| {
+            Err(SynErr::Expected {
+                span,
+                expected: Vec::new(),
+                found: None,
+            })
+        })
+        .boxed()
+}
+
+pub(crate) fn err_expr(span: Span) -> Expr {
+    Expr::new(ExprKind::Error, span)
+}
+
+/// Parses every f-string token up front, so the grammar can look parts up by offset.
+fn fstring_table(tokens: &[(Tok<'_>, Span)], diags: &mut Vec<Diagnostic>) -> FTable {
+    let mut map = HashMap::new();
+    for (tok, span) in tokens {
+        if let Tok::FStr(raw) = tok {
+            map.insert(span.start, fstring::parse(raw, span.start, diags));
+        }
+    }
+    Rc::new(map)
+}
+
+fn collect_errors(
+    errs: Vec<SynErr<'_>>,
+    synthetic: &[u32],
+    end_name: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for e in errs {
+        if let Some(d) = to_diagnostic(e, end_name) {
+            let s = d.span();
+            // The layout pass already reported the unclosed bracket this closer stands for.
+            if s.is_empty() && synthetic.contains(&s.start) && d.code == "E0030" {
+                continue;
+            }
+            diags.push(d);
+        }
+    }
+}
+
+/// Parses one expression embedded in a larger file (an f-string field) at offset `base`.
+pub(crate) fn parse_fragment(text: &str, base: u32, diags: &mut Vec<Diagnostic>) -> Expr {
+    let whole = Span::new(base, base + text.len() as u32);
+    let (raw, lex_diags) = lex(text, base);
+    diags.extend(lex_diags);
+    let toks: Vec<(Tok<'_>, Span)> = raw
+        .into_iter()
+        .filter(|(t, _)| *t != Tok::Newline)
+        .collect();
+    match toks.as_slice() {
+        [] => return err_expr(whole),
+        // Most fields are one name; skip building a grammar for them.
+        [(Tok::Name(n), s)] => return Expr::new(ExprKind::Name(n.to_string()), *s),
+        _ => {}
+    }
+    let ft = fstring_table(&toks, diags);
+    let exprs = expr::build(ft);
+    let parser = exprs.list.clone().then_ignore(end());
+    let eoi = Span::new(whole.end, whole.end);
+    let (out, errs) = parser
+        .parse(toks.as_slice().split_token_span(eoi))
+        .into_output_errors();
+    collect_errors(errs, &[], "the end of the f-string field", diags);
+    out.unwrap_or_else(|| err_expr(whole))
+}
+
+/// Parses a whole file. See [`crate::parse`].
+pub fn parse_module(src: &str) -> Parsed {
+    if src.len() > u32::MAX as usize {
+        let d = Diagnostic::error("E0009", "source file is too large", Span::new(0, 0))
+            .with_label("this file is over 4 GiB")
+            .with_help("split the program into several `.ko` files joined with `use`");
+        return Parsed {
+            module: Module::default(),
+            diagnostics: vec![d],
+        };
+    }
+    let (raw, mut diags) = lex(src, 0);
+    let lay = layout(src, &raw);
+    diags.extend(lay.diags);
+    let ft = fstring_table(&lay.tokens, &mut diags);
+    let exprs = expr::build(ft);
+    let module = stmt::module(&exprs);
+    let end_at = src.len() as u32;
+    let eoi = Span::new(end_at, end_at);
+    let (out, errs) = module
+        .parse(lay.tokens.as_slice().split_token_span(eoi))
+        .into_output_errors();
+    collect_errors(errs, &lay.synthetic, "end of file", &mut diags);
+    diags.sort_by_key(|d| (d.span().start, d.span().end));
+    diags.dedup_by(|a, b| a.code == b.code && a.span() == b.span() && a.message == b.message);
+    Parsed {
+        module: Module {
+            stmts: out.unwrap_or_default(),
+        },
+        diagnostics: diags,
+    }
+}

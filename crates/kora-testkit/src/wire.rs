@@ -1,0 +1,273 @@
+//! What the fake says on the wire for each behaviour, in OpenAI's or Ollama's shape.
+
+use std::io;
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::http::{end_chunked, start_chunked, write_chunk, write_plain};
+use crate::{Behaviour, StreamOpts};
+
+pub fn respond(
+    conn: &mut TcpStream,
+    behaviour: &Behaviour,
+    ollama: bool,
+    wants_stream: bool,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    match behaviour {
+        Behaviour::Answer(text) => answer(conn, text, (0, 0), ollama, wants_stream, stop),
+        Behaviour::AnswerWithUsage(text, i, o) => {
+            answer(conn, text, (*i, *o), ollama, wants_stream, stop)
+        }
+        Behaviour::Stream(pieces, opts) => stream(conn, pieces, opts, ollama, false, stop),
+        Behaviour::StreamThenDrop(pieces) => {
+            stream(conn, pieces, &StreamOpts::default(), ollama, true, stop)
+        }
+        Behaviour::Status(code, retry_after) => {
+            let body = json!({"error": {"message": format!("fake status {code}"), "type": "fake"}});
+            let extra: Vec<(&str, String)> = retry_after
+                .iter()
+                .map(|v| ("Retry-After", v.clone()))
+                .collect();
+            write_plain(
+                conn,
+                *code,
+                "application/json",
+                &extra,
+                body.to_string().as_bytes(),
+            )
+        }
+        Behaviour::Stall(d) => {
+            let until = Instant::now() + *d;
+            while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            conn.shutdown(Shutdown::Both)
+        }
+        Behaviour::Malformed(bytes) => {
+            io::Write::write_all(conn, bytes)?;
+            io::Write::flush(conn)?;
+            conn.shutdown(Shutdown::Both)
+        }
+        Behaviour::ToolCalls(calls) => {
+            let body = if ollama {
+                let calls: Vec<Value> = calls
+                    .iter()
+                    .map(|(name, args)| json!({"function": {"name": name, "arguments": args}}))
+                    .collect();
+                json!({
+                    "model": "fake",
+                    "message": {"role": "assistant", "content": "", "tool_calls": calls},
+                    "done": true,
+                    "prompt_eval_count": 0,
+                    "eval_count": 0,
+                })
+            } else {
+                let calls: Vec<Value> = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, args))| {
+                        json!({
+                            "id": format!("call_{i}"),
+                            "type": "function",
+                            "function": {"name": name, "arguments": args.to_string()},
+                        })
+                    })
+                    .collect();
+                json!({
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "choices": [{
+                        "index": 0,
+                        "message": {"role": "assistant", "content": null, "tool_calls": calls},
+                        "finish_reason": "tool_calls",
+                    }],
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                })
+            };
+            write_plain(
+                conn,
+                200,
+                "application/json",
+                &[],
+                body.to_string().as_bytes(),
+            )
+        }
+    }
+}
+
+fn answer(
+    conn: &mut TcpStream,
+    text: &str,
+    usage: (u64, u64),
+    ollama: bool,
+    wants_stream: bool,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    if wants_stream {
+        let opts = StreamOpts {
+            usage: Some(usage),
+            ..StreamOpts::default()
+        };
+        return stream(conn, &[text.to_string()], &opts, ollama, false, stop);
+    }
+    let body = if ollama {
+        json!({
+            "model": "fake",
+            "message": {"role": "assistant", "content": text},
+            "done": true,
+            "done_reason": "stop",
+            "prompt_eval_count": usage.0,
+            "eval_count": usage.1,
+        })
+    } else {
+        json!({
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": "fake",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }],
+            "usage": {
+                "prompt_tokens": usage.0,
+                "completion_tokens": usage.1,
+                "total_tokens": usage.0 + usage.1,
+            },
+        })
+    };
+    write_plain(
+        conn,
+        200,
+        "application/json",
+        &[],
+        body.to_string().as_bytes(),
+    )
+}
+
+/// The frames of a stream, each a complete SSE event or NDJSON line: those carrying the
+/// role delta and the pieces, then those that finish it (empty when it is cut short).
+fn frames(
+    pieces: &[String],
+    opts: &StreamOpts,
+    ollama: bool,
+    drop: bool,
+) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let keep_alive: &[u8] = if ollama { b"\n" } else { b": keep-alive\n\n" };
+    let sse = |v: Value| format!("data: {v}\n\n").into_bytes();
+    let line = |v: Value| format!("{v}\n").into_bytes();
+    let mut out = Vec::new();
+    let push = |out: &mut Vec<Vec<u8>>, frame: Vec<u8>| {
+        if opts.keep_alives {
+            out.push(keep_alive.to_vec());
+        }
+        out.push(frame);
+    };
+    if opts.role_delta {
+        let f = if ollama {
+            line(
+                json!({"model": "fake", "message": {"role": "assistant", "content": ""}, "done": false}),
+            )
+        } else {
+            sse(
+                json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}),
+            )
+        };
+        push(&mut out, f);
+    }
+    for p in pieces {
+        let f = if ollama {
+            line(
+                json!({"model": "fake", "message": {"role": "assistant", "content": p}, "done": false}),
+            )
+        } else {
+            sse(json!({"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": null}]}))
+        };
+        push(&mut out, f);
+    }
+    let head = std::mem::take(&mut out);
+    if drop || opts.no_done {
+        return (head, out);
+    }
+    let (i, o) = opts.usage.unwrap_or((0, 0));
+    if ollama {
+        push(
+            &mut out,
+            line(json!({
+                "model": "fake",
+                "message": {"role": "assistant", "content": ""},
+                "done": true,
+                "prompt_eval_count": i,
+                "eval_count": o,
+            })),
+        );
+    } else {
+        push(
+            &mut out,
+            sse(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+        );
+        if opts.usage.is_some() {
+            push(
+                &mut out,
+                sse(
+                    json!({"choices": [], "usage": {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o}}),
+                ),
+            );
+        }
+        push(&mut out, b"data: [DONE]\n\n".to_vec());
+    }
+    (head, out)
+}
+
+fn write_frames(conn: &mut TcpStream, frames: &[Vec<u8>], split: Option<usize>) -> io::Result<()> {
+    match split {
+        Some(n) if n > 0 => {
+            let all: Vec<u8> = frames.concat();
+            for chunk in all.chunks(n) {
+                write_chunk(conn, chunk)?;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        _ => {
+            for f in frames {
+                write_chunk(conn, f)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn stream(
+    conn: &mut TcpStream,
+    pieces: &[String],
+    opts: &StreamOpts,
+    ollama: bool,
+    drop: bool,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    let content_type = if ollama {
+        "application/x-ndjson"
+    } else {
+        "text/event-stream"
+    };
+    start_chunked(conn, content_type)?;
+    let (head, tail) = frames(pieces, opts, ollama, drop);
+    write_frames(conn, &head, opts.split)?;
+    if let Some(d) = opts.stall {
+        let until = Instant::now() + d;
+        while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    write_frames(conn, &tail, opts.split)?;
+    if drop {
+        // Let the pieces arrive, then cut the body short: no terminating chunk.
+        std::thread::sleep(Duration::from_millis(20));
+        return conn.shutdown(Shutdown::Both);
+    }
+    end_chunked(conn)
+}

@@ -248,9 +248,29 @@ pub enum ExprKind {
     MethodCall(Box<Expr>, Sym, Args),
     Attr(Box<Expr>, Sym),
     Index(Box<Expr>, Box<Expr>),
-    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
+    Slice(
+        Box<Expr>,
+        Option<Box<Expr>>,
+        Option<Box<Expr>>,
+        Option<Box<Expr>>,
+    ),
     Lambda(Rc<Function>),
     IfExp(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `analyze(data, "prompt", model="name")`: a model call with a typed outcome.
+    Analyze(Box<AnalyzeCall>),
+}
+
+#[derive(Debug)]
+pub struct AnalyzeCall {
+    pub data: Expr,
+    pub prompt: Expr,
+    /// `model=`: the name of a `[models]` entry.
+    pub model: Option<Expr>,
+    /// The `Ok` payload's type, from the annotation on the left (`str` when there is none).
+    pub expect: Ty,
+    pub stream: bool,
+    /// Structural identity: `file:function#index`, stable under comments and reformatting.
+    pub site: String,
 }
 
 #[derive(Debug, Default)]

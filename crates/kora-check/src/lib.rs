@@ -70,7 +70,8 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
         aliases: FxHashMap::default(),
         mods: Vec::new(),
     };
-    let mut diags: Vec<Vec<Diagnostic>> = loaded.files.iter().map(|f| f.diagnostics.clone()).collect();
+    let mut diags: Vec<Vec<Diagnostic>> =
+        loaded.files.iter().map(|f| f.diagnostics.clone()).collect();
     for (i, f) in loaded.files.iter().enumerate() {
         let sc = &scopes[i];
         let mut info = ModInfo {
@@ -89,7 +90,8 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
             if let StmtKind::Use(u) = &s.kind {
                 if let (ast::UseTarget::File { span, .. }, Some(alias)) = (&u.target, &u.alias) {
                     if let Some(t) = f.uses.get(span) {
-                        info.mod_aliases.insert(alias.name.clone(), hir::ModId(*t as u32));
+                        info.mod_aliases
+                            .insert(alias.name.clone(), hir::ModId(*t as u32));
                     }
                 }
             }
@@ -103,11 +105,15 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
     for &i in &loaded.order {
         let f = &loaded.files[i];
         let m = hir::ModId(i as u32);
-        let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone());
+        let ops = kora_syntax::ops::number_calls(&f.ast);
+        let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
+        let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
         let body = l.module_body(&f.ast.stmts, "<module>");
         // After a syntax error the tree has holes; names and types read across
         // them would only report the same mistake again in other words.
-        let has_syntax_errors = diags[i].iter().any(|d| d.is_error() && d.code < "E0100");
+        let has_syntax_errors = diags[i]
+            .iter()
+            .any(|d| d.is_error() && d.code.starts_with("E00"));
         if !has_syntax_errors {
             diags[i].extend(l.diags);
         }
@@ -136,12 +142,17 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
     }
     // Entry first: it is what the user asked about.
     files.swap(0, loaded.entry);
-    let has_errors = files.iter().any(|f| f.diagnostics.iter().any(Diagnostic::is_error));
+    let has_errors = files
+        .iter()
+        .any(|f| f.diagnostics.iter().any(Diagnostic::is_error));
     let program = if has_errors {
         None
     } else {
         Some(Rc::new(hir::Program {
-            modules: modules.into_iter().map(|m| m.expect("every file lowered")).collect(),
+            modules: modules
+                .into_iter()
+                .map(|m| m.expect("every file lowered"))
+                .collect(),
             entry: hir::ModId(loaded.entry as u32),
             types: ctx.types,
             names: ctx.names.into_names(),
@@ -254,11 +265,10 @@ fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnos
                 .iter()
                 .filter(|p| !p.star)
                 .map(|p| {
-                    let ty = p
-                        .ty
-                        .as_ref()
-                        .map(|t| ctx.type_scope().lower(t, &mut sink))
-                        .unwrap_or(Ty::Any);
+                    let ty =
+                        p.ty.as_ref()
+                            .map(|t| ctx.type_scope().lower(t, &mut sink))
+                            .unwrap_or(Ty::Any);
                     (p.name.name.clone(), ty, p.default.is_some())
                 })
                 .collect();
@@ -296,4 +306,12 @@ fn leak_name<'f>(f: &'f loader::LoadedFile, name: &str) -> Option<&'f str> {
         }
     }
     None
+}
+
+/// A module's name in effect sites: its path relative to the entry file's folder,
+/// so a cassette recorded in one checkout replays in another.
+fn site_name(path: &Path, entry: &Path) -> String {
+    let base = entry.parent().unwrap_or(Path::new(""));
+    let rel = path.strip_prefix(base).unwrap_or(path);
+    rel.to_string_lossy().replace('\\', "/")
 }

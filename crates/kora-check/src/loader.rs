@@ -127,9 +127,15 @@ impl Loader<'_> {
                 Ok(c) => c,
                 Err(_) => {
                     self.files[idx].diagnostics.push(
-                        Diagnostic::error(codes::USE_NOT_FOUND, format!("cannot find `{rel}`"), span)
-                            .with_label(format!("looked for {}", joined.display()))
-                            .with_help("paths in `use` are relative to the file that contains the `use`"),
+                        Diagnostic::error(
+                            codes::USE_NOT_FOUND,
+                            format!("cannot find `{rel}`"),
+                            span,
+                        )
+                        .with_label(format!("looked for {}", joined.display()))
+                        .with_help(
+                            "paths in `use` are relative to the file that contains the `use`",
+                        ),
                     );
                     continue;
                 }
@@ -148,7 +154,9 @@ impl Loader<'_> {
                             span,
                         )
                         .with_label("this `use` closes the cycle")
-                        .with_help("move what both files need into a third file that neither imports back"),
+                        .with_help(
+                            "move what both files need into a third file that neither imports back",
+                        ),
                     );
                     continue;
                 }
@@ -163,8 +171,12 @@ impl Loader<'_> {
                 }
                 Err(e) => {
                     self.files[idx].diagnostics.push(
-                        Diagnostic::error(codes::USE_NOT_FOUND, format!("cannot read `{rel}`: {e}"), span)
-                            .with_label("named here"),
+                        Diagnostic::error(
+                            codes::USE_NOT_FOUND,
+                            format!("cannot read `{rel}`: {e}"),
+                            span,
+                        )
+                        .with_label("named here"),
                     );
                 }
             }

@@ -14,8 +14,8 @@ use crate::codes;
 use crate::hir::{self, Capture, ModId, Sym, Target};
 use crate::names::Interner;
 use crate::scope::ScopeTable;
-use crate::types::Ty;
 use crate::typeexpr::TypeScope;
+use crate::types::Ty;
 
 /// A function's checked signature, for calls that resolve to it statically.
 #[derive(Debug, Clone)]
@@ -100,6 +100,11 @@ impl FnState {
 
 pub(crate) struct Lowerer<'a> {
     pub source: std::rc::Rc<str>,
+    /// Structural ids of this module's calls, and the module's name in effect sites.
+    pub ops: kora_syntax::ops::OpTable,
+    pub site_file: String,
+    /// The annotated type of the assignment whose value is being lowered.
+    pub expect: Option<Ty>,
     pub ctx: &'a mut Ctx,
     pub m: ModId,
     pub scopes: &'a ScopeTable,
@@ -108,9 +113,19 @@ pub(crate) struct Lowerer<'a> {
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(ctx: &'a mut Ctx, m: ModId, scopes: &'a ScopeTable, source: std::rc::Rc<str>) -> Lowerer<'a> {
+    pub fn new(
+        ctx: &'a mut Ctx,
+        m: ModId,
+        scopes: &'a ScopeTable,
+        source: std::rc::Rc<str>,
+        ops: kora_syntax::ops::OpTable,
+        site_file: String,
+    ) -> Lowerer<'a> {
         Lowerer {
             source,
+            ops,
+            site_file,
+            expect: None,
             ctx,
             m,
             scopes,
@@ -124,7 +139,9 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn f(&mut self) -> &mut FnState {
-        self.fns.last_mut().expect("a function is always being lowered")
+        self.fns
+            .last_mut()
+            .expect("a function is always being lowered")
     }
 
     pub fn err(&mut self, d: Diagnostic) {
@@ -283,7 +300,9 @@ impl<'a> Lowerer<'a> {
                             v.span,
                         )
                         .with_label("an ordinary loop has nowhere to put this value")
-                        .with_help("assign the value to a variable before `break`, or use `parallel for`"),
+                        .with_help(
+                            "assign the value to a variable before `break`, or use `parallel for`",
+                        ),
                     );
                 }
                 if self.f().loops == 0 {
@@ -301,9 +320,13 @@ impl<'a> Lowerer<'a> {
             AS::Return(v) => {
                 if self.f().is_module {
                     self.err(
-                        Diagnostic::error(codes::RETURN_OUTSIDE, "`return` outside a function", s.span)
-                            .with_label("the top level of a file cannot return")
-                            .with_help("put this code in a `def`, or end the loop with `break`"),
+                        Diagnostic::error(
+                            codes::RETURN_OUTSIDE,
+                            "`return` outside a function",
+                            s.span,
+                        )
+                        .with_label("the top level of a file cannot return")
+                        .with_help("put this code in a `def`, or end the loop with `break`"),
                     );
                 }
                 let ret = self.f().ret.clone();
@@ -315,7 +338,12 @@ impl<'a> Lowerer<'a> {
                     e
                 });
                 if v.is_none() && ret.is_known() && !ret.accepts(&Ty::None) {
-                    self.mismatch(&ret, &Ty::None, s.span, "the function's declared return type");
+                    self.mismatch(
+                        &ret,
+                        &Ty::None,
+                        s.span,
+                        "the function's declared return type",
+                    );
                 }
                 H::Return(v)
             }
@@ -376,9 +404,13 @@ impl<'a> Lowerer<'a> {
 
     fn outside_loop(&mut self, word: &str, span: Span) {
         self.err(
-            Diagnostic::error(codes::LOOP_CONTROL_OUTSIDE, format!("`{word}` outside a loop"), span)
-                .with_label("not inside `for` or `while`")
-                .with_help("use `return` to leave a function"),
+            Diagnostic::error(
+                codes::LOOP_CONTROL_OUTSIDE,
+                format!("`{word}` outside a loop"),
+                span,
+            )
+            .with_label("not inside `for` or `while`")
+            .with_help("use `return` to leave a function"),
         );
     }
 
@@ -396,7 +428,9 @@ impl<'a> Lowerer<'a> {
                 span,
             )
             .with_label(format!("this is `{got}`"))
-            .with_help(format!("{what} is `{want}`: convert the value or change the annotation")),
+            .with_help(format!(
+                "{what} is `{want}`: convert the value or change the annotation"
+            )),
         );
     }
 
@@ -482,7 +516,11 @@ impl<'a> Lowerer<'a> {
             self.declare(&target.name, target.span, declared);
             return None;
         };
+        if matches!(value.kind, AE::Analyze { .. }) {
+            self.expect = Some(declared.clone());
+        }
         let (v, vty) = self.expr(value);
+        self.expect = None;
         if let Some(e) = else_ {
             let ok_ty = match &vty {
                 Ty::Outcome(inner) => (**inner).clone(),
@@ -495,7 +533,9 @@ impl<'a> Lowerer<'a> {
                             value.span,
                         )
                         .with_label("this always succeeds, so the `else` block could never run")
-                        .with_help("drop the `else` block, or call something that returns `Ok`/`Err`/..."),
+                        .with_help(
+                            "drop the `else` block, or call something that returns `Ok`/`Err`/...",
+                        ),
                     );
                     Ty::Any
                 }
@@ -570,8 +610,8 @@ impl<'a> Lowerer<'a> {
         match &u.target {
             ast::UseTarget::Std(name) => {
                 const STD: &[&str] = &[
-                    "json", "fs", "http", "sql", "time", "re", "csv", "yaml", "xml", "env", "notes",
-                    "random", "pdf", "eval",
+                    "json", "fs", "http", "sql", "time", "re", "csv", "yaml", "xml", "env",
+                    "notes", "random", "pdf", "eval",
                 ];
                 if STD.contains(&name.name.as_str()) {
                     self.not_yet(&format!("the standard module `{}`", name.name), span);
@@ -641,11 +681,17 @@ impl<'a> Lowerer<'a> {
                 self.err(
                     Diagnostic::error(
                         codes::MISSING_PARAM_TYPE,
-                        format!("parameter `{}` of `{}` needs a type annotation", p.name.name, def.name.name),
+                        format!(
+                            "parameter `{}` of `{}` needs a type annotation",
+                            p.name.name, def.name.name
+                        ),
                         p.span,
                     )
                     .with_label("no type")
-                    .with_help(format!("write `{}: int` (or the type it takes)", p.name.name)),
+                    .with_help(format!(
+                        "write `{}: int` (or the type it takes)",
+                        p.name.name
+                    )),
                 );
             }
             params.push(p.clone());
@@ -660,7 +706,9 @@ impl<'a> Lowerer<'a> {
                         def.name.span,
                     )
                     .with_label("no `-> Type` after the parameters")
-                    .with_help("add `-> None` if it returns nothing, or `-> int` (the type it returns)"),
+                    .with_help(
+                        "add `-> None` if it returns nothing, or `-> int` (the type it returns)",
+                    ),
                 );
                 Ty::Any
             }
@@ -669,9 +717,16 @@ impl<'a> Lowerer<'a> {
             Some(f) if !f.is_module => format!("{}.{}", f.name, def.name.name),
             _ => def.name.name.clone(),
         };
-        self.lower_function(def.span, &qual, def.kind, &params, ret, def.doc.clone(), def.isolated, |l| {
-            l.block(&def.body)
-        })
+        self.lower_function(
+            def.span,
+            &qual,
+            def.kind,
+            &params,
+            ret,
+            def.doc.clone(),
+            def.isolated,
+            |l| l.block(&def.body),
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -835,7 +890,14 @@ impl<'a> Lowerer<'a> {
                 if let Some(t) = ty {
                     self.f().slot_tys[s as usize] = t;
                 }
-                return (if cell { Target::Cell(s) } else { Target::Local(s) }, Ty::Any);
+                return (
+                    if cell {
+                        Target::Cell(s)
+                    } else {
+                        Target::Local(s)
+                    },
+                    Ty::Any,
+                );
             }
         }
         if !f.is_module && !f.global_decl.contains(name) {
@@ -847,7 +909,11 @@ impl<'a> Lowerer<'a> {
                     l.f().slot_tys[s as usize] = t
                 });
                 self.f().assigned.insert(s);
-                let t = if cell { Target::Cell(s) } else { Target::Local(s) };
+                let t = if cell {
+                    Target::Cell(s)
+                } else {
+                    Target::Local(s)
+                };
                 let now = self.f().slot_tys[s as usize].clone();
                 return (t, now);
             }
@@ -923,7 +989,9 @@ impl<'a> Lowerer<'a> {
             AE::Name(n) => self.store_name(n, t.span, ty),
             AE::Tuple(xs) | AE::List(xs) => {
                 let elem_tys: Vec<Option<Ty>> = match &ty {
-                    Some(Ty::Tuple(ts)) if ts.len() == xs.len() => ts.iter().cloned().map(Some).collect(),
+                    Some(Ty::Tuple(ts)) if ts.len() == xs.len() => {
+                        ts.iter().cloned().map(Some).collect()
+                    }
                     Some(other) => {
                         let e = other.element();
                         vec![if e.is_known() { Some(e) } else { Some(Ty::Any) }; xs.len()]
@@ -979,14 +1047,15 @@ impl<'a> Lowerer<'a> {
 pub fn diverges(block: &[ast::Stmt]) -> bool {
     match block.last().map(|s| &s.kind) {
         Some(AS::Return(_)) | Some(AS::Break(_)) | Some(AS::Continue) => true,
-        Some(AS::If { branches, orelse: Some(e) }) => {
-            branches.iter().all(|(_, b)| diverges(b)) && diverges(e)
-        }
+        Some(AS::If {
+            branches,
+            orelse: Some(e),
+        }) => branches.iter().all(|(_, b)| diverges(b)) && diverges(e),
         Some(AS::Match { arms, .. }) => {
             arms.iter().all(|a| diverges(&a.body))
-                && arms
-                    .iter()
-                    .any(|a| a.guard.is_none() && matches!(a.pattern.kind, ast::PatternKind::Wildcard))
+                && arms.iter().any(|a| {
+                    a.guard.is_none() && matches!(a.pattern.kind, ast::PatternKind::Wildcard)
+                })
         }
         _ => false,
     }

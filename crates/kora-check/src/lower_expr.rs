@@ -120,7 +120,9 @@ impl Lowerer<'_> {
                     Ty::Dict(_, v) => (**v).clone(),
                     Ty::Str | Ty::Literal(_) => Ty::Str,
                     Ty::Tuple(ts) => match &i.kind {
-                        AE::Int(n) if (*n as usize) < ts.len() && *n >= 0 => ts[*n as usize].clone(),
+                        AE::Int(n) if (*n as usize) < ts.len() && *n >= 0 => {
+                            ts[*n as usize].clone()
+                        }
                         _ => Ty::Any,
                     },
                     Ty::TupleOf(t) => (**t).clone(),
@@ -128,9 +130,15 @@ impl Lowerer<'_> {
                 };
                 (H::Index(Box::new(oe), Box::new(ie)), ty)
             }
-            AE::Slice { value, lo, hi, step } => {
+            AE::Slice {
+                value,
+                lo,
+                hi,
+                step,
+            } => {
                 let (ve, vt) = self.expr(value);
-                let mut part = |p: &Option<Box<ast::Expr>>| p.as_ref().map(|x| Box::new(self.expr(x).0));
+                let mut part =
+                    |p: &Option<Box<ast::Expr>>| p.as_ref().map(|x| Box::new(self.expr(x).0));
                 let (l, h, s) = (part(lo), part(hi), part(step));
                 let ty = match vt {
                     Ty::List(_) | Ty::Str | Ty::TupleOf(_) => vt,
@@ -167,16 +175,12 @@ impl Lowerer<'_> {
                 let ty = if tt == ot { tt } else { Ty::Any };
                 (H::IfExp(Box::new(c), Box::new(t), Box::new(o)), ty)
             }
-            AE::Analyze { args, .. } | AE::AskHuman(args) => {
+            AE::Analyze { args, stream } => return self.analyze(args, *stream, span),
+            AE::AskHuman(args) => {
                 for a in args {
                     self.arg_expr(a);
                 }
-                let what = if matches!(e.kind, AE::Analyze { .. }) {
-                    "`analyze`"
-                } else {
-                    "`ask_human`"
-                };
-                self.not_yet_expr(what, span);
+                self.not_yet_expr("`ask_human`", span);
                 (H::None, Ty::Any)
             }
             AE::Classified(x) => {
@@ -198,6 +202,77 @@ impl Lowerer<'_> {
         (ex(kind, span), ty)
     }
 
+    fn analyze(&mut self, args: &[ast::Arg], stream: bool, span: Span) -> Lowered {
+        // The payload type comes from the annotation on the left: `t: Ticket = analyze(...)`
+        // or `r: Result[Ticket] = analyze(...)`; with none, the answer is text.
+        let expect = match self.expect.take() {
+            Some(Ty::Outcome(t)) => *t,
+            Some(t) => t,
+            None => Ty::Str,
+        };
+        let mut positional = Vec::new();
+        let mut model = None;
+        for a in args {
+            match &a.kind {
+                ArgKind::Positional(x) => positional.push(self.expr(x).0),
+                ArgKind::Keyword(k, x) if k.name == "model" => model = Some(self.expr(x).0),
+                ArgKind::Keyword(k, x) => {
+                    self.expr(x);
+                    let what = format!("`analyze(..., {}=...)`", k.name);
+                    self.not_yet_expr(&what, a.span);
+                }
+                _ => {
+                    self.arg_expr(a);
+                    self.err(
+                        Diagnostic::error(
+                            codes::BAD_TARGET,
+                            "`analyze` takes plain arguments",
+                            a.span,
+                        )
+                        .with_help(
+                            "write `analyze(data, \"prompt\")`, optionally with `model=\"name\"`",
+                        ),
+                    );
+                }
+            }
+        }
+        if positional.len() != 2 {
+            self.err(
+                Diagnostic::error(
+                    codes::ARITY,
+                    format!(
+                        "`analyze` takes the data and a prompt, got {} positional arguments",
+                        positional.len()
+                    ),
+                    span,
+                )
+                .with_label("expected `analyze(data, \"prompt\")`")
+                .with_help(
+                    "pass what the model should read first, then the instruction as a string",
+                ),
+            );
+            return (ex(H::None, span), Ty::Outcome(Box::new(expect)));
+        }
+        let prompt = positional.pop().expect("two arguments");
+        let data = positional.pop().expect("two arguments");
+        let site = match self.ops.get(span) {
+            Some(op) => format!("{}:{}#{}", self.site_file, op.func, op.index),
+            None => format!("{}:@{}", self.site_file, span.start),
+        };
+        let call = hir::AnalyzeCall {
+            data,
+            prompt,
+            model,
+            expect: expect.clone(),
+            stream,
+            site,
+        };
+        (
+            ex(H::Analyze(Box::new(call)), span),
+            Ty::Outcome(Box::new(expect)),
+        )
+    }
+
     fn not_yet_expr(&mut self, what: &str, span: Span) {
         self.err(
             Diagnostic::error(codes::NOT_YET, format!("{what} is not available yet"), span)
@@ -208,9 +283,10 @@ impl Lowerer<'_> {
 
     fn arg_expr(&mut self, a: &ast::Arg) -> Lowered {
         match &a.kind {
-            ArgKind::Positional(e) | ArgKind::Keyword(_, e) | ArgKind::Star(e) | ArgKind::DoubleStar(e) => {
-                self.expr(e)
-            }
+            ArgKind::Positional(e)
+            | ArgKind::Keyword(_, e)
+            | ArgKind::Star(e)
+            | ArgKind::DoubleStar(e) => self.expr(e),
         }
     }
 
@@ -225,7 +301,11 @@ impl Lowerer<'_> {
         if xs.iter().any(|x| matches!(x.kind, AE::Starred(_))) {
             let items = xs.iter().map(|x| self.star_item(x)).collect();
             return (
-                if list { H::ListStar(items) } else { H::TupleStar(items) },
+                if list {
+                    H::ListStar(items)
+                } else {
+                    H::TupleStar(items)
+                },
                 Ty::Any,
             );
         }
@@ -243,13 +323,21 @@ impl Lowerer<'_> {
         let f = self.fns.last().expect("in a function");
         for comp in f.comp.iter().rev() {
             if let Some(&s) = comp.get(name) {
-                let kind = if f.is_cell[s as usize] { H::Cell(s) } else { H::Local(s) };
+                let kind = if f.is_cell[s as usize] {
+                    H::Cell(s)
+                } else {
+                    H::Local(s)
+                };
                 return (ex(kind, span), f.slot_tys[s as usize].clone());
             }
         }
         if !f.is_module && !f.global_decl.contains(name) {
             if let Some(&s) = f.slots.get(name) {
-                let kind = if f.is_cell[s as usize] { H::Cell(s) } else { H::Local(s) };
+                let kind = if f.is_cell[s as usize] {
+                    H::Cell(s)
+                } else {
+                    H::Local(s)
+                };
                 return (ex(kind, span), f.slot_tys[s as usize].clone());
             }
         }
@@ -280,8 +368,12 @@ impl Lowerer<'_> {
         candidates.extend(self.info().globals.iter().map(String::as_str));
         candidates.extend(self.ctx.type_ix.keys().map(String::as_str));
         candidates.extend(hir::BUILTINS.iter().copied());
-        let mut d = Diagnostic::error(codes::UNDEFINED_NAME, format!("`{name}` is not defined"), span)
-            .with_label("not found in this scope");
+        let mut d = Diagnostic::error(
+            codes::UNDEFINED_NAME,
+            format!("`{name}` is not defined"),
+            span,
+        )
+        .with_label("not found in this scope");
         d = match suggest::closest(name, candidates) {
             Some(s) => d.with_help(format!("did you mean `{s}`?")),
             None => d.with_help("define it before this line, or check the spelling"),
@@ -329,7 +421,10 @@ impl Lowerer<'_> {
     fn module_member(&mut self, m: hir::ModId, name: &ast::Ident, span: Span) -> Lowered {
         let info = &self.ctx.mods[m.0 as usize];
         if let Some(&g) = info.global_ix.get(&name.name) {
-            return (ex(H::ModuleGlobal(m, g), span), info.global_tys[g as usize].clone());
+            return (
+                ex(H::ModuleGlobal(m, g), span),
+                info.global_tys[g as usize].clone(),
+            );
         }
         if let Some(&t) = self.ctx.type_ix.get(&name.name) {
             return (ex(H::Type(t), span), Ty::Func);
@@ -342,7 +437,9 @@ impl Lowerer<'_> {
         .with_label("not defined at that file's top level");
         d = match suggest::closest(&name.name, info.globals.iter().map(String::as_str)) {
             Some(s) => d.with_help(format!("did you mean `{s}`?")),
-            None => d.with_help("everything defined at a file's top level can be used through its `use` name"),
+            None => d.with_help(
+                "everything defined at a file's top level can be used through its `use` name",
+            ),
         };
         self.err(d);
         (ex(H::None, span), Ty::Any)
@@ -372,8 +469,12 @@ impl Lowerer<'_> {
                 ArgKind::DoubleStar(e) => {
                     self.expr(e);
                     self.err(
-                        Diagnostic::error(codes::BAD_TARGET, "`**` arguments are not supported", a.span)
-                            .with_help("pass the keyword arguments by name"),
+                        Diagnostic::error(
+                            codes::BAD_TARGET,
+                            "`**` arguments are not supported",
+                            a.span,
+                        )
+                        .with_help("pass the keyword arguments by name"),
                     );
                 }
             }
@@ -430,7 +531,13 @@ impl Lowerer<'_> {
                 let fields: Vec<(String, Ty, bool)> = rec
                     .fields
                     .iter()
-                    .map(|f| (self.ctx.names.name(f.name).to_string(), f.ty.clone(), f.default.is_some()))
+                    .map(|f| {
+                        (
+                            self.ctx.names.name(f.name).to_string(),
+                            f.ty.clone(),
+                            f.default.is_some(),
+                        )
+                    })
                     .collect();
                 let ty = Ty::Record(*tid, name.clone());
                 let sig = Sig {
@@ -479,7 +586,11 @@ impl Lowerer<'_> {
                 .with_label("too many arguments")
                 .with_help(format!(
                     "its {what}s are: {}",
-                    sig.params.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", ")
+                    sig.params
+                        .iter()
+                        .map(|p| p.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
             );
             return;
@@ -502,7 +613,11 @@ impl Lowerer<'_> {
                     Some(s) => d.with_help(format!("did you mean `{s}`?")),
                     None => d.with_help(format!(
                         "its {what}s are: {}",
-                        sig.params.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", ")
+                        sig.params
+                            .iter()
+                            .map(|p| p.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )),
                 };
                 self.err(d);
@@ -527,12 +642,19 @@ impl Lowerer<'_> {
                         sig.name,
                         missing.len(),
                         if missing.len() == 1 { "" } else { "s" },
-                        missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                        missing
+                            .iter()
+                            .map(|m| format!("`{m}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                     span,
                 )
                 .with_label("not enough arguments")
-                .with_help(format!("pass {} by position or as `{}=...`", missing[0], missing[0])),
+                .with_help(format!(
+                    "pass {} by position or as `{}=...`",
+                    missing[0], missing[0]
+                )),
             );
         }
     }
@@ -556,10 +678,16 @@ impl Lowerer<'_> {
                 }
                 if op == BinOp::Add {
                     if let (List(x), List(y)) = (a, b) {
-                        return if x == y { a.clone() } else { List(Box::new(Any)) };
+                        return if x == y {
+                            a.clone()
+                        } else {
+                            List(Box::new(Any))
+                        };
                     }
                 }
-                if op == BinOp::Mul && ((is_str(a) && matches!(b, Int)) || (matches!(a, Int) && is_str(b))) {
+                if op == BinOp::Mul
+                    && ((is_str(a) && matches!(b, Int)) || (matches!(a, Int) && is_str(b)))
+                {
                     return Str;
                 }
                 let provably_bad = matches!(op, BinOp::Add | BinOp::Sub)
@@ -684,7 +812,11 @@ impl Lowerer<'_> {
                         _ => *conv,
                     };
                     let spec = self.fparts(spec);
-                    out.push(hir::FPart::Field { expr: e, conv, spec });
+                    out.push(hir::FPart::Field {
+                        expr: e,
+                        conv,
+                        spec,
+                    });
                 }
             }
         }
@@ -693,22 +825,73 @@ impl Lowerer<'_> {
 }
 
 const STR_METHODS: &[&str] = &[
-    "split", "rsplit", "join", "strip", "lstrip", "rstrip", "upper", "lower", "replace",
-    "startswith", "endswith", "find", "rfind", "index", "count", "isdigit", "isalpha", "isalnum",
-    "isspace", "isupper", "islower", "capitalize", "title", "splitlines", "format", "zfill",
-    "center", "ljust", "rjust", "swapcase", "partition", "rpartition", "removeprefix",
-    "removesuffix", "isnumeric", "isdecimal",
+    "split",
+    "rsplit",
+    "join",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "upper",
+    "lower",
+    "replace",
+    "startswith",
+    "endswith",
+    "find",
+    "rfind",
+    "index",
+    "count",
+    "isdigit",
+    "isalpha",
+    "isalnum",
+    "isspace",
+    "isupper",
+    "islower",
+    "capitalize",
+    "title",
+    "splitlines",
+    "format",
+    "zfill",
+    "center",
+    "ljust",
+    "rjust",
+    "swapcase",
+    "partition",
+    "rpartition",
+    "removeprefix",
+    "removesuffix",
+    "isnumeric",
+    "isdecimal",
 ];
 const LIST_METHODS: &[&str] = &[
     "append", "extend", "insert", "pop", "remove", "index", "count", "sort", "reverse", "copy",
     "clear",
 ];
 const DICT_METHODS: &[&str] = &[
-    "get", "keys", "values", "items", "pop", "setdefault", "update", "copy", "clear",
+    "get",
+    "keys",
+    "values",
+    "items",
+    "pop",
+    "setdefault",
+    "update",
+    "copy",
+    "clear",
 ];
 const SET_METHODS: &[&str] = &[
-    "add", "discard", "remove", "pop", "union", "intersection", "difference",
-    "symmetric_difference", "issubset", "issuperset", "isdisjoint", "copy", "clear", "update",
+    "add",
+    "discard",
+    "remove",
+    "pop",
+    "union",
+    "intersection",
+    "difference",
+    "symmetric_difference",
+    "issubset",
+    "issuperset",
+    "isdisjoint",
+    "copy",
+    "clear",
+    "update",
 ];
 
 impl Lowerer<'_> {
@@ -781,20 +964,32 @@ fn builtin_type(name: &str, args: &[Ty]) -> Ty {
 
 fn method_type(recv: &Ty, name: &str) -> Ty {
     match (recv, name) {
-        (Ty::Str | Ty::Literal(_), "upper" | "lower" | "strip" | "lstrip" | "rstrip" | "replace"
-            | "capitalize" | "title" | "join" | "zfill" | "center" | "ljust" | "rjust" | "format"
-            | "swapcase" | "removeprefix" | "removesuffix") => Ty::Str,
-        (Ty::Str | Ty::Literal(_), "split" | "rsplit" | "splitlines") => Ty::List(Box::new(Ty::Str)),
+        (
+            Ty::Str | Ty::Literal(_),
+            "upper" | "lower" | "strip" | "lstrip" | "rstrip" | "replace" | "capitalize" | "title"
+            | "join" | "zfill" | "center" | "ljust" | "rjust" | "format" | "swapcase"
+            | "removeprefix" | "removesuffix",
+        ) => Ty::Str,
+        (Ty::Str | Ty::Literal(_), "split" | "rsplit" | "splitlines") => {
+            Ty::List(Box::new(Ty::Str))
+        }
         (Ty::Str | Ty::Literal(_), "find" | "rfind" | "count" | "index") => Ty::Int,
-        (Ty::Str | Ty::Literal(_), "startswith" | "endswith" | "isdigit" | "isalpha" | "isalnum"
-            | "isspace" | "isupper" | "islower" | "isnumeric" | "isdecimal") => Ty::Bool,
+        (
+            Ty::Str | Ty::Literal(_),
+            "startswith" | "endswith" | "isdigit" | "isalpha" | "isalnum" | "isspace" | "isupper"
+            | "islower" | "isnumeric" | "isdecimal",
+        ) => Ty::Bool,
         (Ty::List(t), "pop") => (**t).clone(),
         (Ty::List(_), "copy") => recv.clone(),
         (Ty::List(_), "index" | "count") => Ty::Int,
-        (Ty::List(_), "append" | "extend" | "insert" | "sort" | "reverse" | "clear" | "remove") => Ty::None,
+        (Ty::List(_), "append" | "extend" | "insert" | "sort" | "reverse" | "clear" | "remove") => {
+            Ty::None
+        }
         (Ty::Dict(k, _), "keys") => Ty::List(k.clone()),
         (Ty::Dict(_, v), "values") => Ty::List(v.clone()),
-        (Ty::Dict(k, v), "items") => Ty::List(Box::new(Ty::Tuple(vec![(**k).clone(), (**v).clone()]))),
+        (Ty::Dict(k, v), "items") => {
+            Ty::List(Box::new(Ty::Tuple(vec![(**k).clone(), (**v).clone()])))
+        }
         _ => Ty::Any,
     }
 }

@@ -68,7 +68,10 @@ impl Lowerer<'_> {
                                 if ns.is_empty() {
                                     "no names".to_string()
                                 } else {
-                                    ns.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                                    ns.iter()
+                                        .map(|n| format!("`{n}`"))
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
                                 }
                             };
                             self.err(
@@ -91,7 +94,9 @@ impl Lowerer<'_> {
                 let t = self.store_name(&name.name, name.span, None).0;
                 hir::Pattern::As(Box::new(i), t)
             }
-            P::Constructor { name, args, kwargs } => self.constructor_pattern(name, args, kwargs, subject, p.span),
+            P::Constructor { name, args, kwargs } => {
+                self.constructor_pattern(name, args, kwargs, subject, p.span)
+            }
         }
     }
 
@@ -120,7 +125,10 @@ impl Lowerer<'_> {
                         span,
                     )
                     .with_label("too many sub-patterns")
-                    .with_help(format!("write `{}(x)` and take it apart inside the arm", name.name)),
+                    .with_help(format!(
+                        "write `{}(x)` and take it apart inside the arm",
+                        name.name
+                    )),
                 );
             }
             let payload_ty = match (tag, subject) {
@@ -141,13 +149,18 @@ impl Lowerer<'_> {
             .with_label("unknown constructor");
             d = match suggest::closest(
                 &name.name,
-                known
-                    .iter()
-                    .map(String::as_str)
-                    .chain(["Ok", "Err", "Uncertain", "Exhausted", "Failed"]),
+                known.iter().map(String::as_str).chain([
+                    "Ok",
+                    "Err",
+                    "Uncertain",
+                    "Exhausted",
+                    "Failed",
+                ]),
             ) {
                 Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                None => d.with_help("patterns name a `type` record or one of Ok, Err, Uncertain, Exhausted, Failed"),
+                None => d.with_help(
+                    "patterns name a `type` record or one of Ok, Err, Uncertain, Exhausted, Failed",
+                ),
             };
             self.err(d);
             return hir::Pattern::Wildcard;
@@ -185,7 +198,8 @@ impl Lowerer<'_> {
                         k.span,
                     )
                     .with_label("unknown field");
-                    if let Some(s) = suggest::closest(&k.name, fields.iter().map(|f| f.0.as_str())) {
+                    if let Some(s) = suggest::closest(&k.name, fields.iter().map(|f| f.0.as_str()))
+                    {
                         d = d.with_help(format!("did you mean `{s}`?"));
                     }
                     self.err(d);
@@ -262,7 +276,12 @@ fn walk(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
             sub(then);
             sub(orelse);
         }
-        AE::Comp { elt, value, clauses, .. } => {
+        AE::Comp {
+            elt,
+            value,
+            clauses,
+            ..
+        } => {
             sub(elt);
             if let Some(v) = value {
                 sub(v);
@@ -272,7 +291,12 @@ fn walk(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
                 c.conds.iter().for_each(&mut sub);
             }
         }
-        AE::Slice { value, lo, hi, step } => {
+        AE::Slice {
+            value,
+            lo,
+            hi,
+            step,
+        } => {
             sub(value);
             for x in [lo, hi, step].into_iter().flatten() {
                 sub(x);

@@ -46,7 +46,10 @@ pub struct ScopeTable {
 impl ScopeTable {
     pub fn build(module: &Module) -> ScopeTable {
         let mut t = ScopeTable::default();
-        let mut b = Builder { t: &mut t, stack: Vec::new() };
+        let mut b = Builder {
+            t: &mut t,
+            stack: Vec::new(),
+        };
         b.block(&module.stmts);
         t.resolve_free();
         t
@@ -383,7 +386,9 @@ impl Builder<'_> {
                 args.iter().for_each(|a| self.pattern(a));
                 kwargs.iter().for_each(|(_, a)| self.pattern(a));
             }
-            PatternKind::Sequence(ps) | PatternKind::Or(ps) => ps.iter().for_each(|a| self.pattern(a)),
+            PatternKind::Sequence(ps) | PatternKind::Or(ps) => {
+                ps.iter().for_each(|a| self.pattern(a))
+            }
             PatternKind::As(inner, n) => {
                 self.pattern(inner);
                 self.bind(&n.name);
@@ -395,9 +400,10 @@ impl Builder<'_> {
 
     fn arg(&mut self, a: &Arg) {
         match &a.kind {
-            ArgKind::Positional(e) | ArgKind::Keyword(_, e) | ArgKind::Star(e) | ArgKind::DoubleStar(e) => {
-                self.expr(e)
-            }
+            ArgKind::Positional(e)
+            | ArgKind::Keyword(_, e)
+            | ArgKind::Star(e)
+            | ArgKind::DoubleStar(e) => self.expr(e),
         }
     }
 
@@ -451,7 +457,12 @@ impl Builder<'_> {
                 args.iter().for_each(|a| self.arg(a))
             }
             ExprKind::Attr(o, _) => self.expr(o),
-            ExprKind::Slice { value, lo, hi, step } => {
+            ExprKind::Slice {
+                value,
+                lo,
+                hi,
+                step,
+            } => {
                 self.expr(value);
                 for x in [lo, hi, step].into_iter().flatten() {
                     self.expr(x);
@@ -511,7 +522,9 @@ impl Builder<'_> {
 pub fn collect_target_names(e: &Expr, out: &mut Vec<String>) {
     match &e.kind {
         ExprKind::Name(n) => out.push(n.clone()),
-        ExprKind::Tuple(xs) | ExprKind::List(xs) => xs.iter().for_each(|x| collect_target_names(x, out)),
+        ExprKind::Tuple(xs) | ExprKind::List(xs) => {
+            xs.iter().for_each(|x| collect_target_names(x, out))
+        }
         ExprKind::Starred(x) => collect_target_names(x, out),
         _ => {}
     }

@@ -52,13 +52,17 @@ impl Ty {
             (Literal(a), Literal(b)) => b.iter().all(|x| a.contains(x)),
             (List(a), List(b)) | (Set(a), Set(b)) | (TupleOf(a), TupleOf(b)) => a.accepts(b),
             (Dict(ka, va), Dict(kb, vb)) => ka.accepts(kb) && va.accepts(vb),
-            (Tuple(a), Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.accepts(y)),
+            (Tuple(a), Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.accepts(y))
+            }
             (TupleOf(a), Tuple(b)) => b.iter().all(|y| a.accepts(y)),
             (Tuple(_), TupleOf(_)) => true,
             (Record(a, _), Record(b, _)) => a == b,
             (Outcome(a), Outcome(b)) => a.accepts(b),
-            _ => std::mem::discriminant(self) == std::mem::discriminant(from)
-                && !matches!(self, Record(..) | Literal(_)),
+            _ => {
+                std::mem::discriminant(self) == std::mem::discriminant(from)
+                    && !matches!(self, Record(..) | Literal(_))
+            }
         }
     }
 

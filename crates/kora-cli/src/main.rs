@@ -28,6 +28,12 @@ struct Cli {
 enum Command {
     /// Check a program and run it
     Run {
+        /// Call the model for every `analyze` and write the answers to the program's cassette
+        #[arg(long, conflicts_with = "replay")]
+        record: bool,
+        /// Answer every `analyze` from the cassette; a call it lacks is an error (no network)
+        #[arg(long)]
+        replay: bool,
         /// The `.ko` file to run
         file: PathBuf,
         /// Arguments passed to the program
@@ -45,7 +51,21 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Run { file, args } => run::run(file, args),
+        Command::Run {
+            file,
+            args,
+            record,
+            replay,
+        } => {
+            let mode = if record {
+                kora_runtime::cassette::Mode::Record
+            } else if replay {
+                kora_runtime::cassette::Mode::Replay
+            } else {
+                kora_runtime::cassette::Mode::Auto
+            };
+            run::run(file, args, mode)
+        }
         Command::Check { files } => check::check(&files),
     };
     ExitCode::from(code)

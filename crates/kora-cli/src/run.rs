@@ -4,17 +4,20 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use kora_check::{check_program, Disk};
+use kora_runtime::analyze::Models;
+use kora_runtime::cassette::{Cassette, Mode};
+use kora_runtime::config::Config;
 
 /// The interpreter recurses on the host stack once per Kora call; 1000 nested
 /// calls of a debug build need far more than the default 8 MiB. Untouched
 /// pages cost nothing.
 const STACK_BYTES: usize = 1 << 30;
 
-pub fn run(file: PathBuf, args: Vec<String>) -> u8 {
+pub fn run(file: PathBuf, args: Vec<String>, mode: Mode) -> u8 {
     let worker = std::thread::Builder::new()
         .name("kora-main".into())
         .stack_size(STACK_BYTES)
-        .spawn(move || run_on_this_thread(file, args));
+        .spawn(move || run_on_this_thread(file, args, mode));
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => {
@@ -28,7 +31,7 @@ pub fn run(file: PathBuf, args: Vec<String>) -> u8 {
     }
 }
 
-fn run_on_this_thread(file: PathBuf, _args: Vec<String>) -> u8 {
+fn run_on_this_thread(file: PathBuf, _args: Vec<String>, mode: Mode) -> u8 {
     let checked = match check_program(&file, &Disk) {
         Ok(c) => c,
         Err(e) => {
@@ -44,15 +47,51 @@ fn run_on_this_thread(file: PathBuf, _args: Vec<String>) -> u8 {
         );
         return 2;
     };
+    let dir = file
+        .parent()
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                d
+            }
+        })
+        .unwrap_or(std::path::Path::new("."));
+    let config = match Config::discover(dir) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let cassette = match Cassette::open(&Cassette::path_for(&file)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut interp = kora_runtime::Interp::new(program.clone(), &mut out);
     interp.set_input(&mut input);
+    interp.set_models(Models {
+        config,
+        cassette: Some(cassette),
+        mode,
+    });
     let result = interp.run_main();
+    let saved = interp.finish();
     drop(interp);
     let _ = out.flush();
+    if let Err(e) = saved {
+        eprintln!("error: {e}");
+        if result.is_ok() {
+            return 1;
+        }
+    }
     match result {
         Ok(()) => 0,
         Err(e) => {

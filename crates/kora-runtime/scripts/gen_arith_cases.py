@@ -20,6 +20,8 @@ def result(fn, name, a, b):
         return 'E1004'
     if name == '<<' and both_int and b > 64 and a != 0:
         return 'E1004'
+    if name == '**' and a < 0 and math.isfinite(b) and b != math.floor(b):
+        return None  # complex in Python; Kora has no complex numbers
     try:
         r = fn(a, b)
     except Exception as e:  # noqa: BLE001 - every Python error maps to a Kora code

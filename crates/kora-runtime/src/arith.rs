@@ -4,17 +4,17 @@
 //! Float rules (floor division, modulo sign, `**` special cases, error texts) are
 //! ports of CPython's `floatobject.c`, so results match bit for bit.
 
-use kora_syntax::ast::{BinOp, UnaryOp};
-
 mod inplace;
 #[cfg(test)]
 mod tests;
 
-pub use inplace::{dict_pairs, inplace};
+use kora_syntax::ast::{BinOp, UnaryOp};
 
 use crate::error::{codes, fail, type_error, RtResult};
 use crate::format::type_name;
 use crate::value::{Set, Value};
+
+pub use inplace::{dict_pairs, inplace};
 
 /// `a op b`.
 pub fn binary(op: BinOp, a: &Value, b: &Value) -> RtResult<Value> {
@@ -414,7 +414,9 @@ pub fn repeat_vec<T: Clone>(items: &[T], n: usize) -> RtResult<Vec<T>> {
         return fail(codes::OVERFLOW, "repeated sequence is too long");
     };
     let mut v: Vec<T> = Vec::new();
-    if v.try_reserve_exact(total).is_err() {
+    // Past a few GiB CPython raises MemoryError; reserving first avoids an abort here.
+    let too_big = total.saturating_mul(std::mem::size_of::<T>()) > 1 << 32;
+    if too_big || v.try_reserve_exact(total).is_err() {
         return fail(
             codes::OVERFLOW,
             "MemoryError: repeated sequence is too long",
@@ -480,4 +482,3 @@ pub fn unary(op: UnaryOp, v: &Value) -> RtResult<Value> {
         )),
     }
 }
-

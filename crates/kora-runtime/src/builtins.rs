@@ -151,7 +151,7 @@ pub fn call_builtin(
             }
             Ok(type_of(&args[0]))
         }
-        _ => fail(codes::UNAVAILABLE, format!("unknown builtin {name}")),
+        _ => fail(codes::TYPE, format!("unknown builtin {name}")),
     }
 }
 

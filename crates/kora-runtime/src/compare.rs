@@ -311,3 +311,105 @@ pub fn range_contains(r: &RangeObj, x: i64) -> bool {
         stop < x && x <= start && (start - x) % (-step) == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(v: Vec<Value>) -> Value {
+        Value::list(v)
+    }
+
+    #[test]
+    fn equality_is_pythons() {
+        let (i, f, b) = (Value::Int, Value::Float, Value::Bool);
+        assert!(values_equal(&i(1), &f(1.0)) && values_equal(&f(1.0), &b(true)));
+        assert!(!values_equal(&f(f64::NAN), &f(f64::NAN)));
+        assert!(!values_equal(&i((1 << 53) + 1), &f((1u64 << 53) as f64)));
+        assert!(values_equal(&l(vec![i(1), f(2.0)]), &l(vec![f(1.0), i(2)])));
+        assert!(!values_equal(&Value::tuple(vec![i(1)]), &l(vec![i(1)])));
+        let nan_list = l(vec![f(f64::NAN)]);
+        assert!(
+            values_equal(&nan_list, &nan_list.clone()),
+            "identity short-cut"
+        );
+        let range = |start, stop, step| Value::Range(Rc::new(RangeObj { start, stop, step }));
+        assert!(values_equal(&range(0, 0, 1), &range(5, 2, 3)));
+        assert!(values_equal(&range(0, 3, 5), &range(0, 1, 1)));
+        assert!(!values_equal(&Value::None, &i(0)));
+    }
+
+    #[test]
+    fn ordering_is_pythons() {
+        let (i, f, s) = (Value::Int, Value::Float, Value::str);
+        let lt = |a: &Value, b: &Value| compare_op(CmpOp::Lt, a, b);
+        assert_eq!(lt(&i(1), &f(1.5)).ok(), Some(true));
+        assert_eq!(lt(&s("a"), &s("B")).ok(), Some(false));
+        assert_eq!(
+            lt(&l(vec![i(1), i(2)]), &l(vec![i(1), i(2), i(3)])).ok(),
+            Some(true)
+        );
+        assert_eq!(lt(&l(vec![i(1)]), &l(vec![i(1), s("a")])).ok(), Some(true));
+        assert_eq!(
+            lt(&l(vec![i(1), i(2)]), &l(vec![i(1), s("a")])).map_err(|e| e.message),
+            Err("'<' not supported between instances of 'int' and 'str'".to_string())
+        );
+        assert_eq!(
+            compare_op(CmpOp::Ge, &Value::None, &Value::None).map_err(|e| e.message),
+            Err("'>=' not supported between instances of 'NoneType' and 'NoneType'".to_string())
+        );
+        assert_eq!(lt(&f(f64::NAN), &i(1)).ok(), Some(false));
+        assert_eq!(compare_op(CmpOp::Ge, &f(f64::NAN), &i(1)).ok(), Some(false));
+        assert_eq!(
+            lt(&l(vec![i(1), f(f64::NAN)]), &l(vec![i(1), i(2)])).ok(),
+            Some(false)
+        );
+        let set = |v: Vec<i64>| Value::set(v.into_iter().map(|x| Key(Value::Int(x))).collect());
+        assert_eq!(lt(&set(vec![1]), &set(vec![1, 2])).ok(), Some(true));
+        assert_eq!(lt(&set(vec![1]), &set(vec![2])).ok(), Some(false));
+        assert_eq!(
+            compare_op(CmpOp::Gt, &set(vec![2]), &set(vec![1])).ok(),
+            Some(false)
+        );
+        assert_eq!(compare(&i(2), &f(1.5), "<").ok(), Some(Ordering::Greater));
+        assert_eq!(
+            int_float_cmp(i64::MAX, 9.223_372_036_854_776e18),
+            Some(Ordering::Less)
+        );
+    }
+
+    #[test]
+    fn membership() {
+        let (i, f, s) = (Value::Int, Value::Float, Value::str);
+        let range = Value::Range(Rc::new(RangeObj {
+            start: 0,
+            stop: 10,
+            step: 3,
+        }));
+        assert_eq!(contains(&range, &i(9)).ok(), Some(true));
+        assert_eq!(contains(&range, &f(6.0)).ok(), Some(true));
+        assert_eq!(contains(&range, &i(10)).ok(), Some(false));
+        assert_eq!(contains(&range, &Value::Bool(true)).ok(), Some(false));
+        assert_eq!(contains(&s("xaby"), &s("ab")).ok(), Some(true));
+        assert_eq!(
+            contains(&s("abc"), &i(1)).map_err(|e| e.message),
+            Err("'in <string>' requires string as left operand, not int".to_string())
+        );
+        let d = Value::dict([(Key(f(2.0)), i(1))].into_iter().collect());
+        assert_eq!(contains(&d, &i(2)).ok(), Some(true));
+        assert_eq!(
+            contains(&d, &l(vec![])).map_err(|e| e.message),
+            Err("unhashable type: 'list'".to_string())
+        );
+        assert_eq!(
+            hash_key(&Value::tuple(vec![i(1), l(vec![])]))
+                .err()
+                .map(|e| e.message),
+            Some("unhashable type: 'list'".to_string())
+        );
+        assert_eq!(
+            contains(&i(5), &i(1)).map_err(|e| e.message),
+            Err("argument of type 'int' is not iterable".to_string())
+        );
+    }
+}

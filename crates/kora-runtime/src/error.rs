@@ -18,8 +18,10 @@ pub mod codes {
     pub const ASSERTION: &str = "E1011";
     pub const ARGUMENTS: &str = "E1012";
     pub const UNWRAP: &str = "E1013";
-    pub const UNAVAILABLE: &str = "E1014";
     pub const IO: &str = "E1015";
+    pub const CONFIG: &str = "E1016";
+    pub const REPLAY_MISS: &str = "E1017";
+    pub const MODEL_IN_GUARD: &str = "E1018";
 }
 
 /// One frame of a Kora stack trace.

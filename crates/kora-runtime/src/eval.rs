@@ -1,6 +1,5 @@
 //! Evaluating expressions, with inline fast paths for the int, list and local-variable cases that dominate loops.
 
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 use kora_check::hir::{self, sym, Args, CompKind, ExprKind as E, FPart, Sym};
@@ -50,6 +49,26 @@ impl Interp<'_> {
                 }
                 at(crate::arith::binary(*op, &x, &y), e)
             }
+            E::Compare(first, rest) if rest.len() == 1 => {
+                let (op, re) = &rest[0];
+                let left = self.eval(first)?;
+                let right = self.eval(re)?;
+                if let (Value::Int(x), Value::Int(y)) = (&left, &right) {
+                    let r = match op {
+                        CmpOp::Lt => Some(x < y),
+                        CmpOp::Le => Some(x <= y),
+                        CmpOp::Gt => Some(x > y),
+                        CmpOp::Ge => Some(x >= y),
+                        CmpOp::Eq => Some(x == y),
+                        CmpOp::Ne => Some(x != y),
+                        _ => None,
+                    };
+                    if let Some(b) = r {
+                        return Ok(Value::Bool(b));
+                    }
+                }
+                Ok(Value::Bool(at(self.compare(*op, &left, &right), e)?))
+            }
             E::Compare(first, rest) => {
                 let mut left = self.eval(first)?;
                 for (i, (op, re)) in rest.iter().enumerate() {
@@ -64,6 +83,23 @@ impl Interp<'_> {
                 Ok(Value::Bool(true))
             }
             E::Call(f, args) => self.eval_call(f, args, e),
+            E::Global(g) => Ok(self.globals[self.cur_mod][*g as usize].clone()),
+            E::Cell(s) => Ok(match &self.stack[self.base + *s as usize] {
+                Value::Cell(c) => c.borrow().clone(),
+                other => other.clone(),
+            }),
+            E::Float(f) => Ok(Value::Float(*f)),
+            E::Bool(b) => Ok(Value::Bool(*b)),
+            E::None => Ok(Value::None),
+            E::Str(i) => Ok(self.consts[*i as usize].clone()),
+            _ => self.eval_cold(e),
+        }
+    }
+
+    /// The less frequent expression kinds, kept out of `eval` so its frame stays small.
+    #[inline(never)]
+    fn eval_cold(&mut self, e: &hir::Expr) -> RtResult<Value> {
+        match &e.kind {
             E::MethodCall(obj, name, args) => {
                 let recv = self.eval(obj)?;
                 if *name == sym::APPEND && args.keywords.is_empty() && args.star.is_empty() {
@@ -76,22 +112,13 @@ impl Interp<'_> {
                 let (pos, kw) = self.eval_args(args)?;
                 at(self.call_method(&recv, *name, pos, kw), e)
             }
-            E::Global(g) => Ok(self.globals[self.cur_mod][*g as usize].clone()),
-            E::Cell(s) => Ok(match &self.stack[self.base + *s as usize] {
-                Value::Cell(c) => c.borrow().clone(),
-                other => other.clone(),
-            }),
-            E::Float(f) => Ok(Value::Float(*f)),
-            E::Bool(b) => Ok(Value::Bool(*b)),
-            E::None => Ok(Value::None),
-            E::Str(i) => Ok(self.consts[*i as usize].clone()),
             E::ModuleGlobal(m, g) => Ok(self.globals[m.0 as usize][*g as usize].clone()),
             E::Builtin(b) => Ok(Value::Builtin(*b)),
             E::Type(t) => Ok(Value::Type(*t)),
             E::Module(m) => Ok(Value::Module(*m)),
             E::FString(parts) => {
                 let mut s = String::new();
-                self.fstring(parts, &mut s, e)?;
+                self.fstring(parts, &mut s)?;
                 Ok(Value::str(s))
             }
             E::List(xs) => {
@@ -186,6 +213,18 @@ impl Interp<'_> {
                 at(crate::index::slice(&val, lo, hi, step), e)
             }
             E::Lambda(f) => self.make_closure(f),
+            E::Local(_)
+            | E::Int(_)
+            | E::Binary(..)
+            | E::Compare(..)
+            | E::Call(..)
+            | E::Global(_)
+            | E::Cell(_)
+            | E::Float(_)
+            | E::Bool(_)
+            | E::None
+            | E::Str(_) => self.eval(e),
+            E::Analyze(call) => at(self.analyze(call), e),
             E::IfExp(c, t, o) => {
                 if self.eval(c)?.truthy() {
                     self.eval(t)
@@ -230,21 +269,10 @@ impl Interp<'_> {
                 CmpOp::IsNot => x != y,
             });
         }
-        Ok(match op {
-            CmpOp::Eq => crate::compare::values_equal(a, b),
-            CmpOp::Ne => !crate::compare::values_equal(a, b),
-            CmpOp::Lt => crate::compare::compare(a, b, "<")? == Ordering::Less,
-            CmpOp::Le => crate::compare::compare(a, b, "<=")? != Ordering::Greater,
-            CmpOp::Gt => crate::compare::compare(a, b, ">")? == Ordering::Greater,
-            CmpOp::Ge => crate::compare::compare(a, b, ">=")? != Ordering::Less,
-            CmpOp::In => crate::compare::contains(b, a)?,
-            CmpOp::NotIn => !crate::compare::contains(b, a)?,
-            CmpOp::Is => is_same(a, b),
-            CmpOp::IsNot => !is_same(a, b),
-        })
+        crate::compare::compare_op(op, a, b)
     }
 
-    fn eval_args(&mut self, args: &Args) -> RtResult<(Vec<Value>, Vec<(Sym, Value)>)> {
+    fn eval_args(&mut self, args: &Args) -> RtResult<(Vec<Value>, Kwargs)> {
         let mut pos = Vec::with_capacity(args.positional.len());
         let mut stars = args.star.iter().peekable();
         for (i, a) in args.positional.iter().enumerate() {
@@ -274,7 +302,10 @@ impl Interp<'_> {
         if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             if let E::Comp(c) = &arg.kind {
                 let name = hir::builtin_name(*b);
-                if c.kind == CompKind::Generator && args.keywords.is_empty() && (name == "any" || name == "all") {
+                if c.kind == CompKind::Generator
+                    && args.keywords.is_empty()
+                    && (name == "any" || name == "all")
+                {
                     return self.lazy_any_all(c, name == "any");
                 }
             }
@@ -371,7 +402,7 @@ impl Interp<'_> {
         }
     }
 
-    fn fstring(&mut self, parts: &[FPart], out: &mut String, e: &hir::Expr) -> RtResult<()> {
+    fn fstring(&mut self, parts: &[FPart], out: &mut String) -> RtResult<()> {
         for p in parts {
             match p {
                 FPart::Lit(i) => {
@@ -398,7 +429,7 @@ impl Interp<'_> {
                         crate::format::to_str(&self.prog, &v, out);
                     } else {
                         let mut spec_text = String::new();
-                        self.fstring(spec, &mut spec_text, e)?;
+                        self.fstring(spec, &mut spec_text)?;
                         out.push_str(&at(
                             crate::format::format_value(&self.prog, &v, &spec_text),
                             expr,
@@ -449,6 +480,7 @@ impl Interp<'_> {
         Ok(Value::Bool(if want { found } else { !found }))
     }
 
+    #[allow(clippy::type_complexity)]
     /// Runs the comprehension's clauses, handing each produced element (and its
     /// value, for a dict) to `sink`; the sink returns false to stop early.
     fn comp_each(
@@ -482,6 +514,8 @@ impl Interp<'_> {
     }
 }
 
+type Kwargs = Vec<(Sym, Value)>;
+
 enum Acc {
     List(Vec<Value>),
     Set(Set),
@@ -496,24 +530,5 @@ fn hashable(v: Value) -> RtResult<Key> {
             codes::TYPE,
             format!("unhashable type: '{}'", v.type_name()),
         ))
-    }
-}
-
-/// `is`: identity for shared values, equality for the immutable singletons and scalars.
-fn is_same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::None, Value::None) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Str(x), Value::Str(y)) => Rc::ptr_eq(x, y) || x.as_str() == y.as_str(),
-        (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
-        (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
-        (Value::Set(x), Value::Set(y)) => Rc::ptr_eq(x, y),
-        (Value::Tuple(x), Value::Tuple(y)) => Rc::ptr_eq(x, y),
-        (Value::Record(x), Value::Record(y)) => Rc::ptr_eq(x, y),
-        (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
-        (Value::Type(x), Value::Type(y)) => x == y,
-        (Value::Builtin(x), Value::Builtin(y)) => x == y,
-        _ => false,
     }
 }

@@ -19,6 +19,7 @@ use crate::value::{KStr, Value};
 
 pub use float::{float_repr, write_float_repr};
 pub use spec::format_value;
+pub(crate) use spec::reserve;
 pub use template::format_template;
 
 /// Nesting deeper than this prints `...` instead of recursing (CPython raises RecursionError).

@@ -82,7 +82,10 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
                 return indices_error("range", idx);
             };
             match normalize(i, r.len()) {
-                Some(i) => Ok(Value::Int(r.get(i))),
+                // `RangeObj::get` would overflow in `step * i` for extreme ranges.
+                Some(i) => Ok(Value::Int(
+                    (r.start as i128 + r.step as i128 * i as i128) as i64,
+                )),
                 None => index_error("range object"),
             }
         }
@@ -263,7 +266,7 @@ pub fn slice(v: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> 
             match (
                 item(r.start),
                 item(r.stop),
-                i64::try_from(rg.step as i128 * r.step),
+                i64::try_from(rg.step as i128 * step.unwrap_or(1) as i128),
             ) {
                 (Ok(start), Ok(stop), Ok(step)) => Ok(Value::Range(std::rc::Rc::new(RangeObj {
                     start,
@@ -331,4 +334,120 @@ pub fn set_slice(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::tests::TestCaller;
+
+    fn show(r: RtResult<Value>) -> String {
+        match r {
+            Ok(v) => repr_string(&TestCaller::new().program, &v),
+            Err(e) => format!("{}: {}", e.code, e.message),
+        }
+    }
+
+    fn ints(v: &[i64]) -> Value {
+        Value::list(v.iter().map(|i| Value::Int(*i)).collect())
+    }
+
+    #[test]
+    fn indexing_and_errors() {
+        let p = TestCaller::new().program;
+        let xs = ints(&[1, 2, 3]);
+        let i = Value::Int;
+        assert_eq!(show(get_index(&p, &xs, &i(-1))), "3");
+        assert_eq!(show(get_index(&p, &xs, &Value::Bool(true))), "2");
+        assert_eq!(
+            show(get_index(&p, &xs, &i(3))),
+            "E1006: list index out of range"
+        );
+        assert_eq!(
+            show(get_index(&p, &xs, &i(i64::MIN))),
+            "E1006: list index out of range"
+        );
+        assert_eq!(
+            show(get_index(&p, &xs, &Value::str("a"))),
+            "E1008: list indices must be integers or slices, not str"
+        );
+        assert_eq!(show(get_index(&p, &Value::str("héllo"), &i(-4))), "'é'");
+        assert_eq!(
+            show(get_index(&p, &Value::str("ab"), &i(5))),
+            "E1006: string index out of range"
+        );
+        assert_eq!(
+            show(get_index(&p, &Value::str("ab"), &Value::str("a"))),
+            "E1008: string indices must be integers, not 'str'"
+        );
+        assert_eq!(
+            show(get_index(&p, &Value::tuple(vec![]), &i(0))),
+            "E1006: tuple index out of range"
+        );
+        let d = Value::dict(Default::default());
+        set_index(&d, &Value::str("k"), i(1)).unwrap();
+        assert_eq!(show(get_index(&p, &d, &Value::str("k"))), "1");
+        assert_eq!(show(get_index(&p, &d, &Value::str("x"))), "E1007: 'x'");
+        assert_eq!(
+            show(get_index(&p, &i(5), &i(0))),
+            "E1008: 'int' object is not subscriptable"
+        );
+        assert_eq!(
+            show(set_index(&Value::tuple(vec![]), &i(0), i(1)).map(|_| Value::None)),
+            "E1008: 'tuple' object does not support item assignment"
+        );
+        assert_eq!(
+            show(set_index(&xs, &i(5), i(1)).map(|_| Value::None)),
+            "E1006: list assignment index out of range"
+        );
+    }
+
+    #[test]
+    fn slicing_like_python() {
+        let xs = ints(&[0, 1, 2, 3, 4, 5]);
+        let sl =
+            |v: &Value, a: Option<i64>, b: Option<i64>, c: Option<i64>| show(slice(v, a, b, c));
+        assert_eq!(sl(&xs, Some(1), Some(4), None), "[1, 2, 3]");
+        assert_eq!(sl(&xs, None, None, Some(-2)), "[5, 3, 1]");
+        assert_eq!(sl(&xs, Some(-10), Some(10), Some(-1)), "[]");
+        assert_eq!(sl(&xs, Some(10), Some(-10), Some(-1)), "[5, 4, 3, 2, 1, 0]");
+        assert_eq!(
+            sl(&xs, Some(i64::MIN), Some(i64::MAX), Some(i64::MIN)),
+            "[]"
+        );
+        assert_eq!(
+            sl(&xs, None, None, Some(0)),
+            "E1009: slice step cannot be zero"
+        );
+        assert_eq!(sl(&Value::str("abc"), Some(1), Some(0), Some(-1)), "'b'");
+        assert_eq!(sl(&Value::str("héllo"), None, None, Some(-1)), "'olléh'");
+        assert_eq!(sl(&Value::str("héllo"), Some(1), Some(3), None), "'él'");
+        let r = |start, stop, step| Value::Range(std::rc::Rc::new(RangeObj { start, stop, step }));
+        assert_eq!(sl(&r(0, 10, 1), None, None, Some(-3)), "range(9, -1, -3)");
+        assert_eq!(sl(&r(0, 10, 3), None, None, Some(-1)), "range(9, -3, -3)");
+        assert_eq!(sl(&r(0, 5, 1), Some(-10), Some(10), None), "range(0, 5)");
+        assert_eq!(
+            sl(&Value::tuple(vec![Value::Int(1)]), Some(0), None, None),
+            "(1,)"
+        );
+    }
+
+    #[test]
+    fn slice_assignment() {
+        let xs = ints(&[0, 1, 2, 3]);
+        set_slice(&xs, Some(1), Some(3), None, &ints(&[9, 9, 9])).unwrap();
+        assert_eq!(show(Ok(xs.clone())), "[0, 9, 9, 9, 3]");
+        set_slice(&xs, None, None, None, &xs.clone()).unwrap();
+        assert_eq!(show(Ok(xs.clone())), "[0, 9, 9, 9, 3]");
+        set_slice(&xs, None, None, Some(2), &ints(&[7, 7, 7])).unwrap();
+        assert_eq!(show(Ok(xs.clone())), "[7, 9, 7, 9, 7]");
+        assert_eq!(
+            show(set_slice(&xs, None, None, Some(2), &ints(&[1])).map(|_| Value::None)),
+            "E1009: attempt to assign sequence of size 1 to extended slice of size 3"
+        );
+        assert_eq!(
+            show(slice_index(&Value::Float(1.0)).map(|_| Value::None)),
+            "E1008: slice indices must be integers or None or have an __index__ method"
+        );
+    }
 }

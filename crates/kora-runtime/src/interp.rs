@@ -53,7 +53,10 @@ pub struct Interp<'io> {
     pub(crate) cur_mod: usize,
     pub(crate) frames: Vec<Frame>,
     depth: u32,
-    out: &'io mut dyn Write,
+    pub(crate) out: &'io mut dyn Write,
+    pub(crate) models: Option<crate::analyze::Models>,
+    /// How many `case ... if` guards are being evaluated: a model call there is refused.
+    pub(crate) guard_depth: u32,
     input: Option<&'io mut dyn std::io::BufRead>,
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
 }
@@ -82,6 +85,8 @@ impl<'io> Interp<'io> {
             frames: Vec::with_capacity(64),
             depth: 0,
             out,
+            models: None,
+            guard_depth: 0,
             input: None,
             debugger: None,
         }
@@ -90,6 +95,24 @@ impl<'io> Interp<'io> {
     /// Where `input()` reads from; without one it reports end of input.
     pub fn set_input(&mut self, input: &'io mut dyn std::io::BufRead) {
         self.input = Some(input);
+    }
+
+    /// Sets up model calls: the configuration and cassette `analyze` uses.
+    pub fn set_models(&mut self, models: crate::analyze::Models) {
+        self.models = Some(models);
+    }
+
+    /// Ends the run: flushes output and writes what the cassette recorded.
+    pub fn finish(&mut self) -> Result<(), String> {
+        let _ = self.out.flush();
+        match self.models.as_mut() {
+            Some(m) => m.finish(),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn flush_out(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 
     /// Attaches a debugger: from now on every statement asks it whether to stop.

@@ -159,3 +159,66 @@ pub fn collect(v: &Value) -> RtResult<Vec<Value>> {
         _ => return not_iterable(v),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::RangeObj;
+
+    #[test]
+    fn ranges_strings_and_live_lists() {
+        // The counter would overflow past the last element; it must not be read.
+        let r = Value::Range(Rc::new(RangeObj {
+            start: i64::MAX - 2,
+            stop: i64::MAX,
+            step: 1,
+        }));
+        assert_eq!(collect(&r).map(|v| v.len()).ok(), Some(2));
+        let mut it = iterate(&Value::str("hé")).unwrap();
+        assert_eq!(it.size_hint(), 2);
+        assert_eq!(
+            it.next()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .as_deref(),
+            Some("h")
+        );
+        assert_eq!(
+            it.next()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .as_deref(),
+            Some("é")
+        );
+        assert!(it.next().is_none());
+        // Appending during iteration is seen, as in Python.
+        let l = Value::list(vec![Value::Int(1)]);
+        let mut it = iterate(&l).unwrap();
+        let mut seen = 0;
+        while let Some(v) = it.next() {
+            seen += 1;
+            if let (Value::List(inner), Value::Int(n)) = (&l, v) {
+                if n < 3 {
+                    inner.borrow_mut().push(Value::Int(n + 1));
+                }
+            }
+        }
+        assert_eq!(seen, 3);
+        assert_eq!(
+            iterate(&Value::Int(5)).err().map(|e| e.message),
+            Some("'int' object is not iterable".to_string())
+        );
+        let neg = Value::Range(Rc::new(RangeObj {
+            start: 5,
+            stop: -1,
+            step: -2,
+        }));
+        let vals: Vec<i64> = collect(&neg)
+            .unwrap()
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::Int(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(vals, vec![5, 3, 1]);
+    }
+}

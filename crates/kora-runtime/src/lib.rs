@@ -3,10 +3,13 @@
 //! It walks the resolved tree from `kora-check`; it knows nothing of
 //! terminals, editors or protocols (those are adapters over `debug::Debugger`).
 
+pub mod analyze;
 pub mod arith;
 pub mod builtins;
 pub mod caller;
+pub mod cassette;
 pub mod compare;
+pub mod config;
 pub mod conform;
 pub mod debug;
 pub mod error;
@@ -16,6 +19,7 @@ pub mod format;
 pub mod index;
 pub mod interp;
 pub mod iter;
+pub mod json_value;
 mod matching;
 pub mod methods;
 pub mod report;

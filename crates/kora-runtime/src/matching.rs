@@ -15,7 +15,10 @@ impl Interp<'_> {
                 continue;
             }
             if let Some(g) = &arm.guard {
-                if !self.eval(g)?.truthy() {
+                self.guard_depth += 1;
+                let passed = self.eval(g);
+                self.guard_depth -= 1;
+                if !passed?.truthy() {
                     guarded_off.push(arm.span);
                     continue;
                 }

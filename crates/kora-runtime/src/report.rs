@@ -19,14 +19,19 @@ pub fn render_error(p: &Program, e: &RtError) -> String {
         let m = p.module(t.module);
         let idx = LineIndex::new(&m.source);
         let (line, col) = idx.line_col(&m.source, t.span.start);
-        out.push_str(&format!("  at {}:{}:{} in {}\n", m.display, line, col, t.func));
+        out.push_str(&format!(
+            "  at {}:{}:{} in {}\n",
+            m.display, line, col, t.func
+        ));
         // Deep recursion repeats one frame hundreds of times: say so once.
         let run = frames[i + 1..]
             .iter()
             .take_while(|o| o.module == t.module && o.span == t.span && o.func == t.func)
             .count();
         if run > 2 {
-            out.push_str(&format!("  ... the frame above repeated {run} more times\n"));
+            out.push_str(&format!(
+                "  ... the frame above repeated {run} more times\n"
+            ));
             i += run;
         }
         i += 1;
@@ -36,7 +41,11 @@ pub fn render_error(p: &Program, e: &RtError) -> String {
         let idx = LineIndex::new(&m.source);
         let line = idx.line(t.span.start);
         let start = idx.line_start(line).unwrap_or(0) as usize;
-        let text = m.source.get(start..).and_then(|s| s.lines().next()).unwrap_or("");
+        let text = m
+            .source
+            .get(start..)
+            .and_then(|s| s.lines().next())
+            .unwrap_or("");
         let col0 = m
             .source
             .get(start..t.span.start as usize)
@@ -51,7 +60,12 @@ pub fn render_error(p: &Program, e: &RtError) -> String {
         let gutter = line.to_string().len();
         out.push_str(&format!("{:gutter$} |\n", ""));
         out.push_str(&format!("{line} | {text}\n"));
-        out.push_str(&format!("{:gutter$} | {}{}\n", "", " ".repeat(col0), "^".repeat(width)));
+        out.push_str(&format!(
+            "{:gutter$} | {}{}\n",
+            "",
+            " ".repeat(col0),
+            "^".repeat(width)
+        ));
     }
     out
 }

@@ -17,7 +17,7 @@ use kora_check::hir;
 pub type Dict = IndexMap<Key, Value, FxBuildHasher>;
 pub type Set = IndexSet<Key, FxBuildHasher>;
 
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub enum Value {
     #[default]
     None,
@@ -41,6 +41,34 @@ pub enum Value {
     Module(hir::ModId),
     /// A captured variable's shared box; lives only in frame slots, never in user-visible values.
     Cell(Rc<RefCell<Value>>),
+}
+
+impl Clone for Value {
+    // Inlined: cloning a slot is the interpreter's most frequent operation, and
+    // for scalars it must not cost a call.
+    #[inline(always)]
+    fn clone(&self) -> Value {
+        match self {
+            Value::None => Value::None,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Int(i) => Value::Int(*i),
+            Value::Float(f) => Value::Float(*f),
+            Value::Str(s) => Value::Str(s.clone()),
+            Value::List(l) => Value::List(l.clone()),
+            Value::Tuple(t) => Value::Tuple(t.clone()),
+            Value::Dict(d) => Value::Dict(d.clone()),
+            Value::Set(s) => Value::Set(s.clone()),
+            Value::Range(r) => Value::Range(r.clone()),
+            Value::Record(r) => Value::Record(r.clone()),
+            Value::Outcome(o) => Value::Outcome(o.clone()),
+            Value::Func(f) => Value::Func(f.clone()),
+            Value::Builtin(b) => Value::Builtin(*b),
+            Value::Method(m) => Value::Method(m.clone()),
+            Value::Type(t) => Value::Type(*t),
+            Value::Module(m) => Value::Module(*m),
+            Value::Cell(c) => Value::Cell(c.clone()),
+        }
+    }
 }
 
 // Pinned: every slot, list element and argument is one of these.
@@ -110,8 +138,10 @@ impl RangeObj {
         self.len() == 0
     }
 
+    /// The `i`-th element; callers stay below `len()`, so the result fits, but the
+    /// intermediate product may not, hence the wide arithmetic.
     pub fn get(&self, i: usize) -> i64 {
-        self.start + self.step * i as i64
+        (self.start as i128 + self.step as i128 * i as i128) as i64
     }
 }
 

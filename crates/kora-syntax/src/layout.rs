@@ -23,11 +23,19 @@ use crate::token::Tok;
 /// would otherwise grow deep enough to strain the stack of later passes.
 const MAX_BRACKET_DEPTH: usize = 200;
 
+/// A longer logical line is refused. Every tree level costs at least one
+/// token, so this bounds how deep a tree the parser can build (and drop, when
+/// it backtracks) to what a 2 MiB thread stack survives.
+const MAX_LINE_TOKENS: usize = 20_000;
+
+/// CPython's limit on nested blocks; past it, deeper lines are read at the deepest level.
+const MAX_INDENT_LEVELS: usize = 100;
+
 pub struct Layout<'a> {
     pub tokens: Vec<(Tok<'a>, Span)>,
     pub diags: Vec<Diagnostic>,
-    /// Offsets of synthetic closing brackets.
-    pub synthetic: Vec<u32>,
+    /// Each unclosed bracket: the opener's span and the offset of its synthetic closer.
+    pub synthetic: Vec<(Span, u32)>,
 }
 
 struct Level {
@@ -45,7 +53,7 @@ struct State<'a, 's> {
     src: &'s str,
     out: Vec<(Tok<'a>, Span)>,
     diags: Vec<Diagnostic>,
-    synthetic: Vec<u32>,
+    synthetic: Vec<(Span, u32)>,
     levels: Vec<Level>,
     open: Vec<Open>,
     /// Openers dropped for excessive depth; their closers are dropped too.
@@ -108,6 +116,23 @@ impl<'a> State<'a, '_> {
         self.out.push((tok, span));
     }
 
+    /// Replaces an over-long logical line (tokens from `first`) with one error token.
+    fn limit_line(&mut self, first: usize) {
+        if self.out.len() <= first + MAX_LINE_TOKENS {
+            return;
+        }
+        let start = self.out.get(first).map(|(_, s)| *s).unwrap_or_default();
+        self.diags.push(
+            Diagnostic::error("E0028", "statement too long", start)
+                .with_label(format!("this statement has more than {MAX_LINE_TOKENS} tokens"))
+                .with_help("split it into several statements; load large data from a file with `fs` and `json`"),
+        );
+        self.out.truncate(first);
+        self.out
+            .push((Tok::Error, Span::new(start.start, self.last_end)));
+        self.synthetic.retain(|(_, at)| *at < start.start);
+    }
+
     fn here(&self) -> Span {
         Span::new(self.last_end, self.last_end)
     }
@@ -145,6 +170,16 @@ impl<'a> State<'a, '_> {
             );
         }
         if width > top.width {
+            if self.levels.len() > MAX_INDENT_LEVELS {
+                self.diags.push(
+                    Diagnostic::error("E0028", "too many levels of indentation", span)
+                        .with_label(format!(
+                            "more than {MAX_INDENT_LEVELS} blocks are open here"
+                        ))
+                        .with_help("move the innermost blocks into functions"),
+                );
+                return;
+            }
             self.levels.push(Level { key, width });
             self.push(Tok::Indent, span);
             return;
@@ -172,7 +207,7 @@ impl<'a> State<'a, '_> {
                 .with_help(format!("add the missing `{closer}`")),
         );
         let here = self.here();
-        self.synthetic.push(here.start);
+        self.synthetic.push((o.span, here.start));
         self.push(closer, here);
     }
 
@@ -297,6 +332,7 @@ fn run<'a>(src: &str, raw: &[(Tok<'a>, Span)], eager: &[u32]) -> (Layout<'a>, Ve
         unclosed: Vec::new(),
     };
     let mut at_line_start = true;
+    let mut line_first = 0;
     for (i, &(tok, span)) in raw.iter().enumerate() {
         if tok == Tok::Newline {
             if !st.open.is_empty() {
@@ -307,6 +343,7 @@ fn run<'a>(src: &str, raw: &[(Tok<'a>, Span)], eager: &[u32]) -> (Layout<'a>, Ve
                 st.close_all();
             }
             if !at_line_start {
+                st.limit_line(line_first);
                 let here = st.here();
                 st.push(Tok::Newline, here);
                 at_line_start = true;
@@ -315,6 +352,7 @@ fn run<'a>(src: &str, raw: &[(Tok<'a>, Span)], eager: &[u32]) -> (Layout<'a>, Ve
         }
         if at_line_start {
             st.begin_line(span.start);
+            line_first = st.out.len();
             at_line_start = false;
         }
         if st.bracket(tok, span) {
@@ -324,6 +362,7 @@ fn run<'a>(src: &str, raw: &[(Tok<'a>, Span)], eager: &[u32]) -> (Layout<'a>, Ve
     }
     st.close_all();
     if !at_line_start {
+        st.limit_line(line_first);
         let here = st.here();
         st.push(Tok::Newline, here);
     }

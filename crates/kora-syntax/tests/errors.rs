@@ -146,6 +146,8 @@ fn grammar_level_errors() {
         ("def f(a=1, b):\n    pass\n", "E0036"),
         ("f(a=1, 2)\n", "E0037"),
         ("x = analyze\n", "E0038"),
+        ("x = analyze[T](d, 'p')\n", "E0038"),
+        ("on token(p):\n    pass\n", "E0040"),
         ("x = classified(a, b)\n", "E0038"),
         ("x = analyze(a) else:\n    pass\n", "E0039"),
         ("return x on token(p):\n    pass\n", "E0040"),
@@ -195,4 +197,22 @@ fn broken_headers_keep_their_bodies() {
         shapes,
         vec!["(def f () _ [(return 1)])", "(for ERROR ERROR [(= [x] 2)])"]
     );
+}
+
+#[test]
+fn else_if_is_read_as_elif() {
+    let p = parse("if a:\n    x = 1\nelse if b:\n    x = 2\nelse:\n    x = 3\n");
+    assert_eq!(codes(&p.diagnostics), vec!["E0043"]);
+    assert_eq!(
+        stmt(&p.module.stmts[0]),
+        "(if a [(= [x] 1)] b [(= [x] 2)] else [(= [x] 3)])"
+    );
+}
+
+#[test]
+fn an_unterminated_string_is_not_also_an_unclosed_bracket() {
+    let d = parse("print(\"hello)\nx = 1\n").diagnostics;
+    assert_eq!(codes(&d), vec!["E0002"]);
+    let d = parse("def f(:\n    pass\n").diagnostics;
+    assert_eq!(codes(&d), vec!["E0030"]);
 }

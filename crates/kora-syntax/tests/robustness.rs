@@ -312,6 +312,26 @@ fn deep_nesting_is_refused_not_crashed() {
     assert_sane(&"(".repeat(5000));
     assert_sane(&format!("x = {}1{}", "(".repeat(300), ")".repeat(300)));
     assert_sane(&format!("x = {}1", "-".repeat(2000)));
+    // Chains deep enough to overflow any recursive walk are refused, not crashed on:
+    // 50 000 repetitions exceed the token limit of a statement, 5 000 the depth limit.
+    for n in [50_000, 5_000] {
+        for src in [
+            format!("x = y{}\n", ".a".repeat(n)),
+            format!("x = {}y\n", "-".repeat(n)),
+            format!("x = {}y\n", "a + ".repeat(n)),
+            format!("if x:\n    f([{}y])\n", "a if b else ".repeat(n / 2)),
+            format!("x = f'{{{}y}}'\n", "not ".repeat(n / 2)),
+        ] {
+            let p = parse(&src);
+            assert!(
+                p.diagnostics.iter().any(|d| d.code == "E0028"),
+                "{:?}",
+                &src[..40]
+            );
+            assert_sane(&src);
+        }
+    }
+    assert_eq!(parse("x = f'{a:{b:{c}}}'\n").diagnostics[0].code, "E0008");
     let mut deep = String::new();
     for i in 0..150 {
         deep.push_str(&"    ".repeat(i));
@@ -320,4 +340,5 @@ fn deep_nesting_is_refused_not_crashed() {
     deep.push_str(&"    ".repeat(150));
     deep.push_str("pass\n");
     assert_sane(&deep);
+    assert!(parse(&deep).diagnostics.iter().any(|d| d.code == "E0028"));
 }

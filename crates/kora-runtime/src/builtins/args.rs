@@ -1,5 +1,7 @@
 //! Argument checking shared by built-in functions and methods, with CPython's wording.
 
+use std::fmt::{self, Display};
+
 use kora_check::hir::{Program, Sym};
 
 use crate::error::{codes, fail, type_error, RtResult};
@@ -7,6 +9,15 @@ use crate::format::type_name;
 use crate::value::Value;
 
 pub type Kwargs = Vec<(Sym, Value)>;
+
+/// `type.method` for messages, formatted only when an error is reported.
+pub struct Qual<'a>(pub &'a str, pub &'a str);
+
+impl Display for Qual<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
+}
 
 fn plural(n: usize) -> &'static str {
     if n == 1 {
@@ -17,7 +28,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// `len() takes exactly one argument (2 given)`.
-pub fn exactly_one(fname: &str, args: &[Value]) -> RtResult<()> {
+pub fn exactly_one(fname: impl Display, args: &[Value]) -> RtResult<()> {
     if args.len() == 1 {
         return Ok(());
     }
@@ -31,7 +42,7 @@ pub fn exactly_one(fname: &str, args: &[Value]) -> RtResult<()> {
 }
 
 /// `list.copy() takes no arguments (1 given)`.
-pub fn no_args(fname: &str, args: &[Value]) -> RtResult<()> {
+pub fn no_args(fname: impl Display, args: &[Value]) -> RtResult<()> {
     if args.is_empty() {
         return Ok(());
     }
@@ -42,7 +53,7 @@ pub fn no_args(fname: &str, args: &[Value]) -> RtResult<()> {
 }
 
 /// `range expected at least 1 argument, got 0` and its siblings.
-pub fn count(fname: &str, args: &[Value], min: usize, max: usize) -> RtResult<()> {
+pub fn count(fname: impl Display, args: &[Value], min: usize, max: usize) -> RtResult<()> {
     let n = args.len();
     if n >= min && n <= max {
         return Ok(());
@@ -64,7 +75,7 @@ pub fn count(fname: &str, args: &[Value], min: usize, max: usize) -> RtResult<()
 }
 
 /// `len() takes no keyword arguments`.
-pub fn no_kwargs(fname: &str, kwargs: &[(Sym, Value)]) -> RtResult<()> {
+pub fn no_kwargs(fname: impl Display, kwargs: &[(Sym, Value)]) -> RtResult<()> {
     if kwargs.is_empty() {
         return Ok(());
     }
@@ -121,7 +132,7 @@ pub fn opt_index(v: Option<&Value>) -> RtResult<Option<i64>> {
 }
 
 /// A string argument, or `TypeError: {what}` naming the actual type.
-pub fn string<'a>(v: &'a Value, what: &str) -> RtResult<&'a str> {
+pub fn string(v: &Value, what: impl Display) -> RtResult<&str> {
     match v {
         Value::Str(s) => Ok(s.as_str()),
         _ => type_error(format!("{what}, not {}", type_name(v))),

@@ -177,6 +177,7 @@ pub fn parse_int(s: &str, base: u32) -> RtResult<i64> {
     let mut last_underscore = false;
     let mut nonzero = false;
     let mut leading_zero = false;
+    let mut overflowed = false;
     for (i, c) in digits.chars().enumerate() {
         if c == '_' {
             // Only between digits, or straight after a base prefix (`0x_1f`).
@@ -202,13 +203,14 @@ pub fn parse_int(s: &str, base: u32) -> RtResult<i64> {
         any = true;
         prev_digit = true;
         last_underscore = false;
-        value = match value
+        // Keep scanning after an overflow: a malformed tail is reported first, as in Python.
+        match value
             .checked_mul(radix as u64)
             .and_then(|v| v.checked_add(d as u64))
         {
-            Some(v) => v,
-            None => return int_too_big(s),
-        };
+            Some(v) => value = v,
+            None => overflowed = true,
+        }
     }
     if !any || last_underscore {
         return invalid_int(s, base);
@@ -222,7 +224,7 @@ pub fn parse_int(s: &str, base: u32) -> RtResult<i64> {
     } else {
         i64::MAX as u64
     };
-    if value > limit {
+    if overflowed || value > limit {
         return int_too_big(s);
     }
     Ok(if negative {

@@ -78,10 +78,13 @@ pub fn write_float_repr(f: f64, out: &mut String) {
     if nd >= 16 {
         // Two shortest candidates can be equally close (900719925474099.25 has
         // .2 and .3); dtoa then takes the even digit, Rust the upper one. Exact
-        // rounding to the same length, ties to even, gives dtoa's answer. Ties
-        // need at least 16 digits, so shorter reprs skip this.
+        // rounding to the same length, ties to even, gives dtoa's answer when it
+        // still reads back as `f` (next to a power of two it may not). Ties need
+        // at least 16 digits, so shorter reprs skip this.
         let mut exact = StackBuf::new();
-        if write!(exact, "{:.*e}", nd - 1, f.abs()).is_ok() {
+        if write!(exact, "{:.*e}", nd - 1, f.abs()).is_ok()
+            && exact.as_str().parse::<f64>() == Ok(f.abs())
+        {
             let (m, d) = split_exp(exact.as_str());
             nd = 0;
             for b in m.bytes().filter(|b| b.is_ascii_digit()) {

@@ -179,7 +179,14 @@ fn parse(spec: &str, default_type: char, default_align: char, tname: &str) -> Rt
             'b' | 'o' | 'x' | 'X' if s.grouping == Grouping::Underscore => {
                 s.grouping = Grouping::UnderFour;
             }
-            t => return value_error(format!("Cannot specify ',' with {}.", quoted_code(t))),
+            t => {
+                let sep = if s.grouping == Grouping::Comma {
+                    ','
+                } else {
+                    '_'
+                };
+                return value_error(format!("Cannot specify '{sep}' with {}.", quoted_code(t)));
+            }
         }
     }
     Ok(s)
@@ -189,6 +196,9 @@ fn format_str(v: &str, spec: &str) -> RtResult<String> {
     let s = parse(spec, 's', '<', "str")?;
     if s.ty != 's' {
         return unknown_type(s.ty, "str");
+    }
+    if s.sign == ' ' {
+        return value_error("Space not allowed in string format specifier");
     }
     if s.sign != '\0' {
         return value_error("Sign not allowed in string format specifier");
@@ -217,16 +227,23 @@ fn format_str(v: &str, spec: &str) -> RtResult<String> {
         '^' => pad / 2,
         _ => 0,
     };
-    let mut out = reserve(text.len() + pad * s.fill.len_utf8())?;
+    let mut out = reserve(
+        pad.saturating_mul(s.fill.len_utf8())
+            .saturating_add(text.len()),
+    )?;
     push_fill(&mut out, s.fill, left);
     out.push_str(text);
     push_fill(&mut out, s.fill, pad - left);
     Ok(out)
 }
 
-fn reserve(n: usize) -> RtResult<String> {
+/// Longest formatted field we build; beyond it CPython would raise MemoryError too.
+const MAX_FIELD: usize = 1 << 28;
+
+/// A buffer for `n` bytes, refusing sizes that cannot sensibly be allocated.
+pub(crate) fn reserve(n: usize) -> RtResult<String> {
     let mut out = String::new();
-    if out.try_reserve(n).is_err() {
+    if n > MAX_FIELD || out.try_reserve(n).is_err() {
         return fail(codes::VALUE, "MemoryError: formatted value too large");
     }
     Ok(out)
@@ -307,11 +324,13 @@ fn float_with(f: f64, s: &Spec) -> RtResult<String> {
     if s.precision.is_some_and(|p| p > i32::MAX as usize) {
         return value_error("precision too big");
     }
+    if s.precision.is_some_and(|p| p > MAX_FIELD) {
+        return fail(codes::VALUE, "MemoryError: formatted value too large");
+    }
     let body = format_float_body(f, s.ty, s.precision, s.alt, s.no_neg_0);
-    if s.sign != '+' && s.sign != ' ' && s.width.is_none() && s.ty != 'n' {
-        if s.grouping == Grouping::None {
-            return Ok(body);
-        }
+    let plain = s.sign != '+' && s.sign != ' ' && s.width.is_none() && s.ty != 'n';
+    if plain && s.grouping == Grouping::None {
+        return Ok(body);
     }
     let (negative, unsigned) = match body.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -352,7 +371,7 @@ fn layout(
     } else {
         0
     };
-    if min_width > isize::MAX as i64 / 2 {
+    if min_width > MAX_FIELD as i64 {
         return fail(codes::VALUE, "MemoryError: formatted value too large");
     }
     let grouped = if digits.is_empty() {
@@ -367,7 +386,11 @@ fn layout(
         '=' => (0, padding, 0),
         _ => (padding, 0, 0),
     };
-    let mut out = reserve(grouped.len() + remainder.len() + padding * s.fill.len_utf8() + 4)?;
+    let mut out = reserve(
+        padding
+            .saturating_mul(s.fill.len_utf8())
+            .saturating_add(grouped.len() + remainder.len() + 4),
+    )?;
     push_fill(&mut out, s.fill, lpad);
     if let Some(c) = sign {
         out.push(c);

@@ -214,14 +214,14 @@ fn str_format_templates() {
     let p = p();
     let args = [Value::Int(1), Value::str("b")];
     let x = TestCaller::new().sym("x");
-    let kwargs = [(x, Value::Float(3.14159))];
+    let kwargs = [(x, Value::Float(1.23456))];
     let ok = |t: &str| {
         format_template(&p, t, &args, &kwargs).unwrap_or_else(|e| format!("ERR {}", e.message))
     };
     assert_eq!(ok("{} {}"), "1 b");
     assert_eq!(ok("{1}{0}{1}"), "b1b");
-    assert_eq!(ok("{x:.2f}|{0:>3}|{1!r}"), "3.14|  1|'b'");
-    assert_eq!(ok("{x:>{0}}"), "3.14159");
+    assert_eq!(ok("{x:.2f}|{0:>3}|{1!r}"), "1.23|  1|'b'");
+    assert_eq!(ok("{x:>{0}}"), "1.23456");
     assert_eq!(ok("a{{b}}c"), "a{b}c");
     assert_eq!(ok("{:{}}"), "1");
     assert_eq!(

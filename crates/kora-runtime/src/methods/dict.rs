@@ -40,7 +40,7 @@ pub(super) fn call(
         d.borrow_mut().extend(add);
         return Ok(Value::None);
     }
-    let mname = format!("dict.{}", ctx.program().name(name));
+    let mname = args::Qual("dict", ctx.program().name(name));
     args::no_kwargs(&mname, &kwargs)?;
     Ok(match name {
         sym::GET => {

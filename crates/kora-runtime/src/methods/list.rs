@@ -39,8 +39,7 @@ pub(super) fn call(
         }
         return Ok(Value::None);
     }
-    let mname = ctx.program().name(name).to_string();
-    args::no_kwargs(&format!("list.{mname}"), &kwargs)?;
+    args::no_kwargs(args::Qual("list", ctx.program().name(name)), &kwargs)?;
     match name {
         sym::APPEND => {
             args::exactly_one("list.append", &a)?;
@@ -125,13 +124,13 @@ pub(super) fn call_seq(
     let what = type_name(recv);
     match name {
         sym::COUNT => {
-            args::no_kwargs(&format!("{what}.count"), &kwargs)?;
-            args::exactly_one(&format!("{what}.count"), &a)?;
+            args::no_kwargs(args::Qual(what, "count"), &kwargs)?;
+            args::exactly_one(args::Qual(what, "count"), &a)?;
             let n = items.iter().filter(|x| values_equal(x, &a[0])).count();
             Ok(Value::Int(n as i64))
         }
         sym::INDEX => {
-            args::no_kwargs(&format!("{what}.index"), &kwargs)?;
+            args::no_kwargs(args::Qual(what, "index"), &kwargs)?;
             args::count("index", &a, 1, 3)?;
             let len = items.len() as i128;
             let clamp = |v: Option<i64>, default: i128| -> i128 {

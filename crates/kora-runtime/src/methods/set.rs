@@ -33,7 +33,7 @@ pub(super) fn call(
     a: Vec<Value>,
     kwargs: Vec<(Sym, Value)>,
 ) -> RtResult<Value> {
-    let mname = format!("set.{}", ctx.program().name(name));
+    let mname = args::Qual("set", ctx.program().name(name));
     args::no_kwargs(&mname, &kwargs)?;
     Ok(match name {
         sym::ADD => {

@@ -70,7 +70,7 @@ fn sort_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
         _ => 0,
     };
     if reverse {
-        items.sort_unstable_by(|a, b| key(b).cmp(&key(a)));
+        items.sort_unstable_by_key(|v| std::cmp::Reverse(key(v)));
     } else {
         items.sort_unstable_by_key(key);
     }

@@ -75,8 +75,8 @@ pub(super) fn call(
         }
         _ => {}
     }
-    args::no_kwargs(&format!("str.{mname}"), &kwargs)?;
-    let qual = format!("str.{mname}");
+    let qual = args::Qual("str", mname);
+    args::no_kwargs(&qual, &kwargs)?;
     let no_args = |a: &[Value]| args::no_args(&qual, a);
     let all = |pred: fn(char) -> bool| !text.is_empty() && text.chars().all(pred);
     Ok(match name {
@@ -145,8 +145,10 @@ pub(super) fn call(
                 Value::Tuple(t) => {
                     let mut hit = false;
                     for x in t.iter() {
-                        let affix =
-                            args::string(x, &format!("tuple for {mname} must only contain str"))?;
+                        let affix = args::string(
+                            x,
+                            format_args!("tuple for {mname} must only contain str"),
+                        )?;
                         hit |= test(affix);
                     }
                     Value::Bool(hit)
@@ -208,12 +210,12 @@ pub(super) fn call(
             if len >= width {
                 return Ok(Value::Str(s.clone()));
             }
-            let fill = (width - len) as usize;
+            let fill = usize::try_from(width - len).unwrap_or(usize::MAX);
+            let mut out = crate::format::reserve(fill.saturating_add(text.len()))?;
             let (sign, digits) = match text.as_bytes().first() {
                 Some(b'+' | b'-') => text.split_at(1),
                 _ => ("", text),
             };
-            let mut out = String::with_capacity(text.len() + fill);
             out.push_str(sign);
             out.extend(std::iter::repeat_n('0', fill));
             out.push_str(digits);
@@ -248,7 +250,8 @@ pub(super) fn call(
                 _ => marg / 2 + (marg & width & 1),
             } as usize;
             let right = marg as usize - left;
-            let mut out = String::with_capacity(text.len() + marg as usize * fill.len_utf8());
+            let bytes = (marg as usize).saturating_mul(fill.len_utf8());
+            let mut out = crate::format::reserve(bytes.saturating_add(text.len()))?;
             out.extend(std::iter::repeat_n(fill, left));
             out.push_str(text);
             out.extend(std::iter::repeat_n(fill, right));
@@ -274,7 +277,7 @@ pub(super) fn call(
         }
         sym::REMOVEPREFIX | sym::REMOVESUFFIX => {
             args::exactly_one(&qual, &a)?;
-            let affix = args::string(&a[0], &format!("{mname}() argument must be str"))?;
+            let affix = args::string(&a[0], format_args!("{mname}() argument must be str"))?;
             let rest = if name == sym::REMOVEPREFIX {
                 text.strip_prefix(affix)
             } else {

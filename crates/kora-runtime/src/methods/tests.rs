@@ -232,10 +232,10 @@ fn str_search_and_shape() {
             &mut c,
             &s("{} is {:.1f}"),
             "format",
-            vec![s("pi"), Value::Float(3.14159)],
+            vec![s("e"), Value::Float(1.23456)],
             vec![]
         ),
-        "'pi is 3.1'"
+        "'e is 1.2'"
     );
 }
 

@@ -474,7 +474,10 @@ pub fn is_numeric(c: char) -> bool {
 
 pub fn is_space(c: char) -> bool {
     if c.is_ascii() {
-        return matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\x1c'..='\x1f');
+        return matches!(
+            c,
+            ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\x1c'..='\x1f'
+        );
     }
     in_table(SPACE, c)
 }

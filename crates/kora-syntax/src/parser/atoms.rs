@@ -1,4 +1,4 @@
-//! Atoms and trailers: literals, names, displays, comprehensions, calls, attributes, subscripts, and Kora's `analyze` / `ask_human` / `classified`.
+//! Atoms: literals, names, displays, comprehensions, and Kora's `analyze` / `ask_human` / `classified`.
 //!
 //! Each bracketed form parses its first element once and then branches on
 //! the next token (`for`, `,`, `:`, closer). Trying whole alternatives would
@@ -7,13 +7,12 @@
 
 use super::error::SynErr;
 use super::labels;
-use super::{err_expr, expect, kw, FTable, P};
+use super::{comma, err_expr, expect, kw, FTable, P};
 use crate::ast::{Arg, ArgKind, CompClause, CompKind, Expr, ExprKind, FStringPart};
 use crate::diagnostic::Diagnostic;
 use crate::lexer::decode_string;
 use crate::span::Span;
 use crate::token::Tok;
-use chumsky::input::Emitter;
 use chumsky::prelude::*;
 
 /// The sub-parsers atoms need from the levels above them.
@@ -25,7 +24,7 @@ pub(crate) struct Parts<'a> {
     pub ft: FTable,
 }
 
-fn comp(
+pub(crate) fn comp(
     kind: CompKind,
     elt: Expr,
     value: Option<Expr>,
@@ -44,7 +43,7 @@ fn comp(
 }
 
 /// One or more `for target in iter [if cond]...` clauses.
-fn clauses<'a>(p: &Parts<'a>) -> P<'a, Vec<CompClause>> {
+pub(crate) fn clauses<'a>(p: &Parts<'a>) -> P<'a, Vec<CompClause>> {
     just(Tok::For)
         .ignore_then(p.targets.clone())
         .then_ignore(expect(Tok::In, labels::IN_FOR))
@@ -68,16 +67,16 @@ fn clauses<'a>(p: &Parts<'a>) -> P<'a, Vec<CompClause>> {
 
 /// The rest of a display after its first element: more elements, then the closer.
 fn rest_items<'a>(elem: P<'a, Expr>, close: Tok<'a>, lbl: super::error::Lbl) -> P<'a, Vec<Expr>> {
-    just(Tok::Comma)
+    comma()
         .ignore_then(elem)
         .repeated()
         .collect::<Vec<_>>()
-        .then_ignore(just(Tok::Comma).or_not())
+        .then_ignore(comma().or_not())
         .then_ignore(expect(close, lbl))
         .boxed()
 }
 
-fn recover_brackets<'a>(
+pub(crate) fn recover_brackets<'a>(
     open: Tok<'a>,
     close: Tok<'a>,
 ) -> impl Parser<'a, super::In<'a>, Expr, super::Ex<'a>> + Clone {
@@ -103,11 +102,11 @@ fn paren<'a>(p: &Parts<'a>, cl: P<'a, Vec<CompClause>>) -> P<'a, Expr> {
     let close = || expect(Tok::RParen, labels::CLOSE_PAREN);
     let tail = choice((
         cl.then_ignore(close()).map(Tail::Gen),
-        just(Tok::Comma)
+        comma()
             .ignore_then(
                 p.star_test
                     .clone()
-                    .separated_by(just(Tok::Comma))
+                    .separated_by(comma())
                     .allow_trailing()
                     .collect::<Vec<_>>(),
             )
@@ -171,11 +170,11 @@ fn brace<'a>(p: &Parts<'a>, cl: P<'a, Vec<CompClause>>) -> P<'a, Expr> {
         .clone()
         .then_ignore(expect(Tok::Colon, labels::COLON_DICT))
         .then(p.test.clone());
-    let dict_rest = just(Tok::Comma)
+    let dict_rest = comma()
         .ignore_then(pair)
         .repeated()
         .collect::<Vec<_>>()
-        .then_ignore(just(Tok::Comma).or_not())
+        .then_ignore(comma().or_not())
         .then_ignore(close());
     let dict_tail = just(Tok::Colon).ignore_then(p.test.clone()).then(choice((
         cl.clone().then_ignore(close()).map(Ok),
@@ -288,25 +287,29 @@ fn int_literal<'a>() -> P<'a, Expr> {
 }
 
 fn kora_atoms<'a>(args: P<'a, Vec<Arg>>) -> P<'a, Expr> {
+    let bracket_next = just(Tok::LBracket).rewind().or_not().map(|b| b.is_some());
     let analyze = just(Tok::Analyze)
-        .ignore_then(args.clone().or_not())
+        .ignore_then(args.clone().map(Ok).or(bracket_next.map(Err)))
         .then(kw("stream").or_not())
         .validate(|(args, stream), e, emitter| match args {
-            Some(args) => Expr::new(
+            Ok(args) => Expr::new(
                 ExprKind::Analyze {
                     args,
                     stream: stream.is_some(),
                 },
                 e.span(),
             ),
-            None => {
-                emitter.emit(SynErr::custom(
+            Err(bracket) => {
+                let d = if bracket {
+                    Diagnostic::error("E0038", "`analyze[T](...)` is not Kora syntax", e.span())
+                        .with_label("the result type is not written here")
+                        .with_help("declare the type on the left instead: `x: T = analyze(data, \"prompt\")`")
+                } else {
                     Diagnostic::error("E0038", "`analyze` must be called", e.span())
                         .with_label("`analyze` is a keyword, not a value")
-                        .with_help(
-                            "call it with the data and the prompt: `analyze(data, \"prompt\")`",
-                        ),
-                ));
+                        .with_help("call it with the data and the prompt: `analyze(data, \"prompt\")`")
+                };
+                emitter.emit(SynErr::custom(d));
                 err_expr(e.span())
             }
         });
@@ -339,177 +342,8 @@ fn kora_atoms<'a>(args: P<'a, Vec<Arg>>) -> P<'a, Expr> {
     choice((analyze, ask, classified)).boxed()
 }
 
-pub(crate) fn call_args<'a>(p: &Parts<'a>) -> P<'a, Vec<Arg>> {
-    let keyword_name =
-        select! { Tok::Name(n) = e => crate::ast::Ident { name: n.to_string(), span: e.span() } };
-    let arg = choice((
-        just(Tok::Star)
-            .ignore_then(p.test.clone())
-            .map(ArgKind::Star),
-        just(Tok::DoubleStar)
-            .ignore_then(p.test.clone())
-            .map(ArgKind::DoubleStar),
-        keyword_name
-            .then_ignore(just(Tok::Assign))
-            .then(p.test.clone())
-            .map(|(k, v)| ArgKind::Keyword(k, v)),
-        p.test
-            .clone()
-            .then(clauses(p).or_not())
-            .map_with(|(x, cs), e| match cs {
-                Some(cs) => ArgKind::Positional(comp(CompKind::Generator, x, None, cs, e.span())),
-                None => ArgKind::Positional(x),
-            }),
-    ))
-    .map_with(|kind, e| Arg {
-        kind,
-        span: e.span(),
-    });
-    arg.separated_by(just(Tok::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .delimited_by(just(Tok::LParen), expect(Tok::RParen, labels::CLOSE_PAREN))
-        .validate(|args: Vec<Arg>, _, emitter| {
-            let mut keyword_seen = false;
-            for a in &args {
-                match a.kind {
-                    ArgKind::Keyword(..) | ArgKind::DoubleStar(_) => keyword_seen = true,
-                    ArgKind::Positional(_) if keyword_seen => {
-                        emitter.emit(SynErr::custom(
-                            Diagnostic::error(
-                                "E0037",
-                                "positional argument follows keyword argument",
-                                a.span,
-                            )
-                            .with_label("this comes after a `name=value` argument")
-                            .with_help(
-                                "put positional arguments first, then the keyword arguments",
-                            ),
-                        ));
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            args
-        })
-        .recover_with(via_parser(
-            recover_brackets(Tok::LParen, Tok::RParen).map(|_| Vec::new()),
-        ))
-        .boxed()
-}
-
-enum Sub {
-    Item(Expr),
-    Slice(Option<Expr>, Option<Expr>, Option<Expr>),
-    Empty,
-}
-
-enum Trailer {
-    Attr(crate::ast::Ident),
-    Call(Vec<Arg>),
-    Index(Expr),
-    Slice(Option<Expr>, Option<Expr>, Option<Expr>),
-}
-
-/// Turns the items between `[` and `]` into an index or a slice, reporting the forms Kora lacks.
-fn subscript_items(
-    mut items: Vec<Sub>,
-    trailing: bool,
-    span: Span,
-    emitter: &mut Emitter<SynErr<'_>>,
-) -> Trailer {
-    if items.len() == 1 && !trailing {
-        return match items.pop() {
-            Some(Sub::Item(x)) => Trailer::Index(x),
-            Some(Sub::Slice(lo, hi, step)) => Trailer::Slice(lo, hi, step),
-            _ => {
-                emitter.emit(SynErr::custom(
-                    Diagnostic::error("E0030", "expected an index or a slice, found `]`", span)
-                        .with_label("empty subscript")
-                        .with_help("write an index such as `xs[0]` or a slice such as `xs[1:]`"),
-                ));
-                Trailer::Index(err_expr(span))
-            }
-        };
-    }
-    let mut elems = Vec::new();
-    for it in items {
-        match it {
-            Sub::Item(x) => elems.push(x),
-            _ => {
-                emitter.emit(SynErr::custom(
-                    Diagnostic::error("E0044", "a slice cannot be part of a tuple subscript", span)
-                        .with_label("this subscript mixes `,` with `:`")
-                        .with_help(
-                            "index with one slice, `xs[lo:hi]`, or with plain values, `grid[i, j]`",
-                        ),
-                ));
-                elems.push(err_expr(span));
-            }
-        }
-    }
-    let tspan = match (elems.first(), elems.last()) {
-        (Some(a), Some(b)) => a.span.to(b.span),
-        _ => span,
-    };
-    Trailer::Index(Expr::new(ExprKind::Tuple(elems), tspan))
-}
-
-fn subscript<'a>(p: &Parts<'a>) -> P<'a, Trailer> {
-    let test = p.test.clone();
-    let item = test
-        .clone()
-        .or_not()
-        .then(
-            just(Tok::Colon)
-                .ignore_then(test.clone().or_not())
-                .then(just(Tok::Colon).ignore_then(test.or_not()).or_not())
-                .or_not(),
-        )
-        .map(|(lo, rest)| match (lo, rest) {
-            (Some(x), None) => Sub::Item(x),
-            (None, None) => Sub::Empty,
-            (lo, Some((hi, step))) => Sub::Slice(lo, hi, step.flatten()),
-        });
-    item.clone()
-        .then(
-            just(Tok::Comma)
-                .ignore_then(item)
-                .repeated()
-                .collect::<Vec<_>>(),
-        )
-        .then(just(Tok::Comma).or_not())
-        .delimited_by(
-            just(Tok::LBracket),
-            expect(Tok::RBracket, labels::CLOSE_BRACKET),
-        )
-        .validate(|((first, rest), trailing), e, emitter| {
-            let mut items = vec![first];
-            items.extend(rest);
-            subscript_items(items, trailing.is_some(), e.span(), emitter)
-        })
-        .boxed()
-}
-
-fn apply(lhs: Expr, tr: Trailer, span: Span) -> Expr {
-    let boxed = Box::new(lhs);
-    let kind = match tr {
-        Trailer::Attr(name) => ExprKind::Attr(boxed, name),
-        Trailer::Call(args) => ExprKind::Call { func: boxed, args },
-        Trailer::Index(x) => ExprKind::Index(boxed, Box::new(x)),
-        Trailer::Slice(lo, hi, step) => ExprKind::Slice {
-            value: boxed,
-            lo: lo.map(Box::new),
-            hi: hi.map(Box::new),
-            step: step.map(Box::new),
-        },
-    };
-    Expr::new(kind, span)
-}
-
-/// An atom followed by any number of `.name`, `(args)` and `[subscript]` trailers.
-pub(crate) fn primary<'a>(p: &Parts<'a>, args: P<'a, Vec<Arg>>) -> P<'a, Expr> {
+/// One atom: a literal, a name, a bracketed display, or a Kora call form.
+pub(crate) fn atom<'a>(p: &Parts<'a>, args: P<'a, Vec<Arg>>) -> P<'a, Expr> {
     let cl = clauses(p);
     let simple = select! {
         Tok::Name(n) = e => Expr::new(ExprKind::Name(n.to_string()), e.span()),
@@ -519,25 +353,15 @@ pub(crate) fn primary<'a>(p: &Parts<'a>, args: P<'a, Vec<Arg>>) -> P<'a, Expr> {
         Tok::None = e => Expr::new(ExprKind::None, e.span()),
         Tok::Error = e => err_expr(e.span()),
     };
-    let atom = choice((
+    choice((
         simple.boxed(),
         int_literal(),
         strings(p.ft.clone()),
         paren(p, cl.clone()),
         list(p, cl.clone()),
         brace(p, cl),
-        kora_atoms(args.clone()),
+        kora_atoms(args),
     ))
     .labelled(labels::EXPR)
-    .boxed();
-    let trailer = choice((
-        just(Tok::Dot)
-            .ignore_then(super::ident())
-            .map(Trailer::Attr)
-            .boxed(),
-        args.map(Trailer::Call).boxed(),
-        subscript(p),
-    ));
-    atom.foldl_with(trailer.repeated(), |lhs, tr, e| apply(lhs, tr, e.span()))
-        .boxed()
+    .boxed()
 }

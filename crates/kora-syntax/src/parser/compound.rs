@@ -4,7 +4,7 @@ use super::error::{Lbl, SynErr};
 use super::expr::check_target;
 use super::labels;
 use super::stmt::{emit, one, Ctx};
-use super::{err_expr, expect, ident, kw, P};
+use super::{comma, err_expr, expect, ident, kw, P};
 use crate::ast::{
     Block, Expr, ExprKind, FuncDef, FuncKind, ParallelMode, Param, Stmt, StmtKind, TypeExpr,
 };
@@ -41,7 +41,7 @@ pub(crate) fn if_stmt<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
             labels::block("an indented block after the `if` line"),
         ))
         .then(
-            just(Tok::Elif)
+            elif_kw()
                 .ignore_then(cond_block(
                     ctx,
                     labels::COLON_ELIF,
@@ -57,6 +57,21 @@ pub(crate) fn if_stmt<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
             one(StmtKind::If { branches, orelse }, e.span())
         })
         .boxed()
+}
+
+/// `elif`, or `else if` reported and read as `elif` so the chain stays whole.
+fn elif_kw<'a>() -> P<'a, ()> {
+    let else_if = just(Tok::Else)
+        .then(just(Tok::If))
+        .validate(|_, e, emitter| {
+            emit(
+                emitter,
+                Diagnostic::error("E0043", "`else if` is written `elif`", e.span())
+                    .with_label("Kora, like Python, spells this `elif`")
+                    .with_help("replace `else if` with `elif`"),
+            );
+        });
+    just(Tok::Elif).ignored().or(else_if).boxed()
 }
 
 pub(crate) fn while_stmt<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
@@ -179,7 +194,7 @@ fn unsupported(emitter: &mut Emitter<SynErr<'_>>, span: Span, what: &str) {
 
 fn params<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Param>> {
     param(ctx)
-        .separated_by(just(Tok::Comma))
+        .separated_by(comma())
         .allow_trailing()
         .collect::<Vec<_>>()
         .delimited_by(

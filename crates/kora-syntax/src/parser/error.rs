@@ -176,25 +176,31 @@ pub fn to_diagnostic(err: SynErr<'_>, end_name: &str) -> Option<Diagnostic> {
     let found_text = found
         .map(|t| t.describe())
         .unwrap_or_else(|| end_name.to_string());
-    let best = expected
-        .iter()
-        .filter_map(|p| match p {
-            Pat::Label(l) => Some(*l),
-            _ => None,
-        })
-        .fold(None::<Lbl>, |acc, l| match acc {
-            Some(a) if a.rank >= l.rank => Some(a),
-            _ => Some(l),
-        });
-    if let Some(l) = best {
+    let mut lbls: Vec<Lbl> = Vec::new();
+    for p in &expected {
+        if let Pat::Label(l) = p {
+            if !lbls.iter().any(|x| x.what == l.what) {
+                lbls.push(*l);
+            }
+        }
+    }
+    // Highest rank first; among equals, the order the grammar tried them.
+    lbls.sort_by_key(|l| std::cmp::Reverse(l.rank));
+    if let Some(first) = lbls.first().copied() {
+        let what = match lbls.get(1) {
+            Some(second) if second.rank == first.rank => {
+                format!("{} or {}", first.what, second.what)
+            }
+            _ => first.what.to_string(),
+        };
         return Some(
             Diagnostic::error(
-                l.code,
-                format!("expected {}, found {found_text}", l.what),
+                first.code,
+                format!("expected {what}, found {found_text}"),
                 span,
             )
-            .with_label(format!("expected {} here", l.what))
-            .with_help(l.help),
+            .with_label(format!("expected {what} here"))
+            .with_help(first.help),
         );
     }
     let toks: Vec<String> = expected

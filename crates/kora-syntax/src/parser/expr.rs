@@ -8,8 +8,9 @@
 //! stop below comparisons (so `in` is not swallowed), and comprehensions
 //! iterate over an or-level expression.
 
-use super::atoms::{self, Parts};
+use super::atoms::Parts;
 use super::labels;
+use super::trailers;
 use super::{never, FTable, P};
 use crate::ast::{Arg, BinOp, BoolOp, CmpOp, Expr, ExprKind, Param, UnaryOp};
 use crate::token::Tok;
@@ -234,9 +235,9 @@ pub(crate) fn build<'a>(ft: FTable) -> Exprs<'a> {
                 targets: comma_list(star(bor.clone(), bor.clone())),
                 ft: ft.clone(),
             };
-            let args = atoms::call_args(&parts);
+            let args = trailers::call_args(&parts);
             args_out = Some(args.clone());
-            arith(atoms::primary(&parts, args))
+            arith(trailers::primary(&parts, args))
         })
         .boxed();
         bor_out = Some(bor.clone());

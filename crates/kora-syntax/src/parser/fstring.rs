@@ -9,6 +9,9 @@ use crate::diagnostic::Diagnostic;
 use crate::lexer::{split_literal, unescape};
 use crate::span::Span;
 
+/// Python allows a field inside a format spec, but no deeper.
+const MAX_SPEC_NESTING: usize = 2;
+
 struct Fs<'t, 'd> {
     text: &'t str,
     base: u32,
@@ -32,7 +35,7 @@ pub fn parse(raw: &str, start: u32, diags: &mut Vec<Diagnostic>) -> Vec<FStringP
         raw: lit.raw,
         diags,
     };
-    fs.parts(0, body.len(), false)
+    fs.parts(0, body.len(), 0)
 }
 
 impl Fs<'_, '_> {
@@ -58,8 +61,10 @@ impl Fs<'_, '_> {
         }
     }
 
-    /// Literal text and fields in `text[from..to]`; in a spec, `{{`/`}}` are not escapes.
-    fn parts(&mut self, from: usize, to: usize, in_spec: bool) -> Vec<FStringPart> {
+    /// Literal text and fields in `text[from..to]`; `nesting` counts enclosing format specs,
+    /// in which `{{`/`}}` are not escapes.
+    fn parts(&mut self, from: usize, to: usize, nesting: usize) -> Vec<FStringPart> {
+        let in_spec = nesting > 0;
         let mut out = Vec::new();
         let mut buf = String::new();
         let mut run = from;
@@ -73,7 +78,7 @@ impl Fs<'_, '_> {
                         i += 2;
                     } else {
                         Self::push_lit(&mut out, &mut buf);
-                        i = self.field(i, to, &mut out);
+                        i = self.field(i, to, nesting, &mut out);
                     }
                     run = i;
                 }
@@ -138,7 +143,23 @@ impl Fs<'_, '_> {
     }
 
     /// Parses the field whose `{` is at `open`; returns the index after its `}`.
-    fn field(&mut self, open: usize, to: usize, out: &mut Vec<FStringPart>) -> usize {
+    fn field(
+        &mut self,
+        open: usize,
+        to: usize,
+        nesting: usize,
+        out: &mut Vec<FStringPart>,
+    ) -> usize {
+        if nesting >= MAX_SPEC_NESTING {
+            let end = self.skip_field(open + 1, to);
+            let d = err(
+                "expressions nested too deeply",
+                "a format spec may contain a field, as in `{x:>{width}}`, but that field may not contain another",
+                self.span(open, end),
+            );
+            self.diags.push(d);
+            return end;
+        }
         let (end, stop, debug_eq) = self.scan_expr(open, to);
         let Some(mut stop) = stop else {
             let d = err(
@@ -196,7 +217,7 @@ impl Fs<'_, '_> {
         if stop == b':' {
             let spec_start = j + 1;
             let spec_end = self.spec_end(spec_start, to);
-            spec = self.parts(spec_start, spec_end, true);
+            spec = self.parts(spec_start, spec_end, nesting + 1);
             j = spec_end;
             if j >= to {
                 let d = err(

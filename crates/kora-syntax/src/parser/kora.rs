@@ -321,7 +321,7 @@ pub(crate) fn python_isms<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
         .boxed()
 }
 
-/// `elif`/`else` with no `if` above, and `case` outside a `match`.
+/// `elif`/`else` with no `if` above, `case` outside a `match`, and an `on` handler attached to nothing.
 pub(crate) fn stray_clause<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
     let clause =
         select! { Tok::Elif => "elif", Tok::Else => "else" }.map_with(|w, e| (w, e.span()));
@@ -360,5 +360,17 @@ pub(crate) fn stray_clause<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
             );
             one(StmtKind::Error, e.span())
         });
-    stray_else.or(stray_case).boxed()
+    let stray_on = kw("on")
+        .then_ignore(ident().then(just(Tok::LParen)).rewind())
+        .then(ctx.skip.clone())
+        .validate(|(span, _), e, emitter| {
+            emit(
+                emitter,
+                Diagnostic::error("E0040", "an `on` handler must follow the call it handles", span)
+                    .with_label("this handler is attached to no statement")
+                    .with_help("write it at the end of the `x = analyze(...)` line, or indented on the lines right below it"),
+            );
+            one(StmtKind::Error, e.span())
+        });
+    choice((stray_else.boxed(), stray_case.boxed(), stray_on.boxed())).boxed()
 }

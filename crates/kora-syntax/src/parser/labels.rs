@@ -13,7 +13,8 @@ pub const NAME: Lbl = Lbl::new(
 pub const EXPR: Lbl = Lbl::new(
     "an expression",
     "write a value, a name, a call or an operator expression here",
-);
+)
+.ranked(2);
 pub const STMT: Lbl = Lbl::new(
     "a statement",
     "a line starts with a statement: an assignment, a call, `if`, `for`, `def`, `return`, ...",
@@ -31,6 +32,7 @@ pub const PATTERN: Lbl = Lbl::new(
     "a pattern",
     "a pattern is `_`, a name, a literal, `Ok(x)`, `Expense(amount=a)`, `(a, b)` or `p | q`",
 );
+pub const COMMA: Lbl = Lbl::new("`,`", "separate the items with commas").ranked(2);
 pub const CLOSE_PAREN: Lbl =
     Lbl::new("`)`", "close the parenthesis, or separate items with `,`").ranked(2);
 pub const CLOSE_BRACKET: Lbl =

@@ -1,21 +1,24 @@
 //! The parser driver: lex, lay out, pre-parse f-strings, run the chumsky grammar, and gather diagnostics.
 //!
-//! The grammar is split by concept: `expr` (precedence levels and atoms in
-//! `atoms`), `stmt` (simple statements and blocks), `compound` (Python's
-//! compound statements), `kora` (Kora's own statements), `pattern`, `types`
-//! and `fstring`. Every file builds boxed chumsky parsers over the token
-//! slice that `layout` produced; `error` turns chumsky's errors into
-//! teaching diagnostics.
+//! The grammar is split by concept: `expr` (precedence levels), `atoms` and
+//! `trailers` (primaries), `stmt` (simple statements, blocks, recovery),
+//! `compound` (Python's compound statements), `kora` (Kora's own
+//! statements), `pattern`, `types` and `fstring`. Every file builds boxed
+//! chumsky parsers over the token slice that `layout` produced. `error` and
+//! `labels` turn chumsky's errors into teaching diagnostics; `depth` keeps
+//! trees shallow enough for recursive passes.
 
 mod atoms;
 mod compound;
-pub mod error;
+mod depth;
+mod error;
 mod expr;
-pub mod fstring;
+mod fstring;
 mod kora;
 mod labels;
 mod pattern;
 mod stmt;
+mod trailers;
 mod types;
 
 use crate::ast::{Expr, ExprKind, FStringPart, Ident, Module};
@@ -65,6 +68,11 @@ pub(crate) fn expect<'a>(
     just(tok).labelled(lbl)
 }
 
+/// A `,` between items of a bracketed list.
+pub(crate) fn comma<'a>() -> impl Parser<'a, In<'a>, Tok<'a>, Ex<'a>> + Clone {
+    just(Tok::Comma).labelled(labels::COMMA)
+}
+
 /// A soft keyword: a `Name` token with this exact text.
 pub(crate) fn kw<'a>(word: &'static str) -> impl Parser<'a, In<'a>, Span, Ex<'a>> + Clone {
     any()
@@ -107,7 +115,7 @@ fn fstring_table(tokens: &[(Tok<'_>, Span)], diags: &mut Vec<Diagnostic>) -> FTa
 
 fn collect_errors(
     errs: Vec<SynErr<'_>>,
-    synthetic: &[u32],
+    synthetic: &[(Span, u32)],
     end_name: &str,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -115,12 +123,29 @@ fn collect_errors(
         if let Some(d) = to_diagnostic(e, end_name) {
             let s = d.span();
             // The layout pass already reported the unclosed bracket this closer stands for.
-            if s.is_empty() && synthetic.contains(&s.start) && d.code == "E0030" {
+            if s.is_empty() && synthetic.iter().any(|(_, at)| *at == s.start) && d.code == "E0030" {
                 continue;
             }
             diags.push(d);
         }
     }
+}
+
+/// An unclosed bracket with another error inside its extent (an unterminated
+/// string that swallowed the `)`, a parse error at the real culprit) is a
+/// consequence; reporting it too would only add noise.
+fn drop_explained_unclosed(diags: &mut Vec<Diagnostic>, synthetic: &[(Span, u32)]) {
+    let explained: Vec<Span> = synthetic
+        .iter()
+        .filter(|(open, close)| {
+            diags.iter().any(|d| {
+                let s = d.span().start;
+                d.code != "E0025" && open.start < s && s <= *close
+            })
+        })
+        .map(|(open, _)| *open)
+        .collect();
+    diags.retain(|d| !(d.code == "E0025" && explained.contains(&d.span())));
 }
 
 /// Parses one expression embedded in a larger file (an f-string field) at offset `base`.
@@ -146,7 +171,10 @@ pub(crate) fn parse_fragment(text: &str, base: u32, diags: &mut Vec<Diagnostic>)
         .parse(toks.as_slice().split_token_span(eoi))
         .into_output_errors();
     collect_errors(errs, &[], "the end of the f-string field", diags);
-    out.unwrap_or_else(|| err_expr(whole))
+    match out {
+        Some(e) => depth::guard(e, diags),
+        None => err_expr(whole),
+    }
 }
 
 /// Parses a whole file. See [`crate::parse`].
@@ -172,12 +200,13 @@ pub fn parse_module(src: &str) -> Parsed {
         .parse(lay.tokens.as_slice().split_token_span(eoi))
         .into_output_errors();
     collect_errors(errs, &lay.synthetic, "end of file", &mut diags);
+    drop_explained_unclosed(&mut diags, &lay.synthetic);
+    let mut stmts = out.unwrap_or_default();
+    depth::limit(&mut stmts, &mut diags);
     diags.sort_by_key(|d| (d.span().start, d.span().end));
     diags.dedup_by(|a, b| a.code == b.code && a.span() == b.span() && a.message == b.message);
     Parsed {
-        module: Module {
-            stmts: out.unwrap_or_default(),
-        },
+        module: Module { stmts },
         diagnostics: diags,
     }
 }

@@ -4,7 +4,7 @@ use super::error::SynErr;
 use super::expr::Exprs;
 use super::labels;
 use super::stmt::emit;
-use super::{expect, ident, P};
+use super::{comma, expect, ident, P};
 use crate::ast::{Expr, ExprKind, Ident, Pattern, PatternKind};
 use crate::diagnostic::Diagnostic;
 use crate::lexer::decode_string;
@@ -85,21 +85,23 @@ pub(crate) fn pattern<'a>(_x: &Exprs<'a>) -> P<'a, Pattern> {
             .map(|(k, p)| CtorArg::Kw(k, p));
         let ctor_args = keyword
             .or(pat.clone().map(CtorArg::Pos))
-            .separated_by(just(Tok::Comma))
+            .separated_by(comma())
             .allow_trailing()
             .collect::<Vec<_>>()
             .delimited_by(just(Tok::LParen), expect(Tok::RParen, labels::CLOSE_PAREN));
-        let named = ident().then(ctor_args.or_not()).validate(
-            |(name, args), _, emitter| match args {
-                None if name.name == "_" => PatternKind::Wildcard,
-                None => PatternKind::Capture(name.name),
-                Some(list) => {
-                    let mut pos = Vec::new();
-                    let mut kws = Vec::new();
-                    for a in list {
-                        match a {
-                            CtorArg::Pos(p) if !kws.is_empty() => {
-                                emit(
+        let named =
+            ident()
+                .then(ctor_args.or_not())
+                .validate(|(name, args), _, emitter| match args {
+                    None if name.name == "_" => PatternKind::Wildcard,
+                    None => PatternKind::Capture(name.name),
+                    Some(list) => {
+                        let mut pos = Vec::new();
+                        let mut kws = Vec::new();
+                        for a in list {
+                            match a {
+                                CtorArg::Pos(p) if !kws.is_empty() => {
+                                    emit(
                                     emitter,
                                     Diagnostic::error(
                                         "E0037",
@@ -111,29 +113,28 @@ pub(crate) fn pattern<'a>(_x: &Exprs<'a>) -> P<'a, Pattern> {
                                         "put positional sub-patterns first, then the keyword ones",
                                     ),
                                 );
-                                pos.push(p);
+                                    pos.push(p);
+                                }
+                                CtorArg::Pos(p) => pos.push(p),
+                                CtorArg::Kw(k, p) => kws.push((k, p)),
                             }
-                            CtorArg::Pos(p) => pos.push(p),
-                            CtorArg::Kw(k, p) => kws.push((k, p)),
+                        }
+                        PatternKind::Constructor {
+                            name,
+                            args: pos,
+                            kwargs: kws,
                         }
                     }
-                    PatternKind::Constructor {
-                        name,
-                        args: pos,
-                        kwargs: kws,
-                    }
-                }
-            },
-        );
+                });
         let items = pat
             .clone()
             .then(
-                just(Tok::Comma)
+                comma()
                     .ignore_then(pat.clone())
                     .repeated()
                     .collect::<Vec<_>>(),
             )
-            .then(just(Tok::Comma).or_not())
+            .then(comma().or_not())
             .map(|((first, rest), trailing)| {
                 let mut v = vec![first];
                 v.extend(rest);

@@ -1,7 +1,7 @@
 //! Type expressions: names, dotted names, generic arguments, string-literal members, `None`, and `|` unions.
 
 use super::labels;
-use super::{expect, P};
+use super::{comma, expect, P};
 use crate::ast::{TypeExpr, TypeExprKind};
 use crate::lexer::decode_string;
 use crate::token::Tok;
@@ -16,7 +16,7 @@ pub(crate) fn ty<'a>() -> P<'a, TypeExpr> {
             .map(|parts| parts.join("."));
         let args = ty
             .clone()
-            .separated_by(just(Tok::Comma))
+            .separated_by(comma())
             .at_least(1)
             .allow_trailing()
             .collect::<Vec<_>>()
@@ -39,8 +39,25 @@ pub(crate) fn ty<'a>() -> P<'a, TypeExpr> {
             kind,
             span: e.span(),
         });
+        // `Callable[[int, str], bool]`: a bracketed parameter list is a type argument.
+        let params = ty
+            .clone()
+            .separated_by(comma())
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(
+                just(Tok::LBracket),
+                expect(Tok::RBracket, labels::CLOSE_BRACKET),
+            )
+            .map_with(|args, e| TypeExpr {
+                kind: TypeExprKind::Named {
+                    name: "[]".into(),
+                    args,
+                },
+                span: e.span(),
+            });
         let grouped = ty.delimited_by(just(Tok::LParen), expect(Tok::RParen, labels::CLOSE_PAREN));
-        let atom = simple.or(grouped).labelled(labels::TYPE);
+        let atom = simple.or(grouped).or(params).labelled(labels::TYPE);
         atom.separated_by(just(Tok::Pipe))
             .at_least(1)
             .collect::<Vec<_>>()

@@ -1,0 +1,252 @@
+//! `analyze(data, "prompt")`: one model call through the effect path, ending as a typed outcome.
+//!
+//! Prepared (arguments resolved, key computed) → the cassette is consulted →
+//! Sent (the transport, with its retries) → Terminal (the outcome, recorded
+//! when recording). Every way it can end is a value: `Ok`, `Uncertain`, or
+//! `Failed` naming the cause; only a missing cassette entry under `--replay`
+//! and a configuration mistake stop the program.
+
+use serde_json::Value as Json;
+
+use kora_check::hir::AnalyzeCall;
+use kora_check::types::Ty;
+use kora_models::{Decoded, Request};
+
+use crate::cassette::{self, Entry, KeyMaterial, Mode};
+use crate::error::{codes, RtError, RtResult};
+use crate::interp::Interp;
+use crate::json_value::{from_json, shape_of, to_json};
+use crate::value::{OutcomeTag, Value};
+
+/// What a run needs to make model calls: its configuration and its cassette.
+pub struct Models {
+    pub config: crate::config::Config,
+    pub cassette: Option<cassette::Cassette>,
+    pub mode: Mode,
+}
+
+impl Models {
+    /// Writes what was recorded; called once when the run ends.
+    pub fn finish(&mut self) -> Result<(), String> {
+        match &mut self.cassette {
+            Some(c) => c.save(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Interp<'_> {
+    pub(crate) fn analyze(&mut self, call: &AnalyzeCall) -> RtResult<Value> {
+        if self.guard_depth > 0 {
+            // Guards may run for arms that never execute: a model call there would
+            // make the cost of a `match` depend on the order of its arms.
+            return Err(RtError::new(
+                codes::MODEL_IN_GUARD,
+                format!(
+                    "a `case ... if` guard reached a model call (at {}); call the model before the `match` and test its result",
+                    call.site
+                ),
+            ));
+        }
+        let data = self.eval(&call.data)?;
+        let prompt = match self.eval(&call.prompt)? {
+            Value::Str(s) => s.as_str().to_string(),
+            other => {
+                return Err(RtError::new(
+                    codes::TYPE,
+                    format!(
+                        "the prompt of `analyze` must be a `str`, got a `{}`",
+                        other.type_name()
+                    ),
+                ))
+            }
+        };
+        let model_name = match &call.model {
+            Some(e) => match self.eval(e)? {
+                Value::Str(s) => Some(s.as_str().to_string()),
+                other => {
+                    return Err(RtError::new(
+                        codes::TYPE,
+                        format!(
+                            "`model=` names a `[models]` entry as a `str`, got a `{}`",
+                            other.type_name()
+                        ),
+                    ))
+                }
+            },
+            None => None,
+        };
+        let data_json = to_json(&self.prog, &data).map_err(|m| RtError::new(codes::TYPE, m))?;
+        let data_text = if matches!(data_json, Json::Null) {
+            String::new()
+        } else {
+            serde_json::to_string(&data_json).unwrap_or_default()
+        };
+        let Some(models) = self.models.as_mut() else {
+            return Err(RtError::new(
+                codes::CONFIG,
+                "model calls are not set up for this run",
+            ));
+        };
+        let entry = models
+            .config
+            .resolve(model_name.as_deref())
+            .map_err(|m| RtError::new(codes::CONFIG, m))?;
+        let material = KeyMaterial {
+            site: call.site.clone(),
+            model: entry.name.clone(),
+            prompt: prompt.clone(),
+            data: data_text.clone(),
+            images: Vec::new(),
+        };
+        let key = material.key();
+        let typed = call.expect != Ty::Str;
+
+        // Prepared: a recorded answer is replayed, never performed again.
+        if models.mode != Mode::Record {
+            if let Some(rec) = models.cassette.as_ref().and_then(|c| c.get(&key)).cloned() {
+                let outcome = self.recorded_outcome(call, &rec.outcome);
+                if call.stream {
+                    if let Value::Outcome(o) = &outcome {
+                        if let (OutcomeTag::Ok, Value::Str(s)) = (o.tag, &o.payload) {
+                            let text = s.as_str().to_string();
+                            self.write(&text)?;
+                            if !text.ends_with('\n') {
+                                self.write("\n")?;
+                            }
+                        }
+                    }
+                }
+                return Ok(outcome);
+            }
+            if models.mode == Mode::Replay {
+                let why = models
+                    .cassette
+                    .as_ref()
+                    .map(|c| c.explain_miss(&material))
+                    .unwrap_or_else(|| "no cassette is open".into());
+                return Err(RtError::new(
+                    codes::REPLAY_MISS,
+                    format!("no recorded answer for the model call at {}: {why}; record it with `kora run --record`", call.site),
+                ));
+            }
+        }
+
+        // Sent: the transport owns retries; a stream shows its pieces as they come.
+        let shape = typed.then(|| shape_of(&self.prog, &call.expect));
+        let req = Request {
+            model: entry.name.clone(),
+            prompt,
+            data: data_text,
+            schema: shape.clone(),
+            stream: call.stream,
+            ..Request::default()
+        };
+        let settings = models.config.settings.clone();
+        let _ = self.flush_out();
+        let result = if call.stream {
+            let out = &mut *self.out;
+            let mut shown = false;
+            let mut on_piece = |piece: &str| {
+                shown = true;
+                let _ = out.write_all(piece.as_bytes());
+                let _ = out.flush();
+            };
+            let r = kora_models::call(&entry, &settings, &req, None, Some(&mut on_piece));
+            if shown {
+                let _ = out.write_all(b"\n");
+            }
+            r
+        } else {
+            kora_models::call(&entry, &settings, &req, None, None)
+        };
+
+        // Terminal: map the reply onto an outcome; record answers, never failures.
+        let (outcome_json, usage) = match result {
+            Err(failure) => {
+                return Ok(Value::outcome(
+                    OutcomeTag::Failed,
+                    Value::str(failure.cause.clone()),
+                ));
+            }
+            Ok(reply) => {
+                let usage = cassette::Usage {
+                    input_tokens: reply.usage.input_tokens,
+                    output_tokens: reply.usage.output_tokens,
+                };
+                let j = match &shape {
+                    None => serde_json::json!({ "ok": reply.content }),
+                    Some(shape) => {
+                        match kora_models::decode_outcome(&reply.content, shape, entry.structured) {
+                            Decoded::Ok(v) => serde_json::json!({ "ok": v }),
+                            Decoded::Uncertain(r) => serde_json::json!({ "uncertain": r }),
+                            Decoded::Mismatch(path) => {
+                                return Ok(Value::outcome(
+                                    OutcomeTag::Failed,
+                                    Value::str(format!("schema: {path}")),
+                                ));
+                            }
+                        }
+                    }
+                };
+                (j, usage)
+            }
+        };
+        let outcome = self.recorded_outcome(call, &outcome_json);
+        let is_failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
+        if let Some(models) = self.models.as_mut() {
+            if models.mode == Mode::Record && !is_failed {
+                if let Some(c) = models.cassette.as_mut() {
+                    c.put(Entry {
+                        key,
+                        material,
+                        outcome: outcome_json,
+                        usage,
+                    });
+                }
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// `{"ok": v}` / `{"uncertain": r}` → the outcome value, reading `v` into the declared type.
+    fn recorded_outcome(&mut self, call: &AnalyzeCall, j: &Json) -> Value {
+        if let Some(r) = j.get("uncertain").and_then(Json::as_str) {
+            return Value::outcome(OutcomeTag::Uncertain, Value::str(r));
+        }
+        let Some(v) = j.get("ok") else {
+            return Value::outcome(
+                OutcomeTag::Failed,
+                Value::str("schema: the answer has neither `ok` nor `uncertain`"),
+            );
+        };
+        match from_json(&self.prog, v, &call.expect) {
+            Ok(val) => {
+                self.fill_record_defaults(&val, v, &call.expect);
+                Value::outcome(OutcomeTag::Ok, val)
+            }
+            Err(path) => Value::outcome(OutcomeTag::Failed, Value::str(format!("schema: {path}"))),
+        }
+    }
+
+    /// Fields the model left out take their declared defaults.
+    fn fill_record_defaults(&mut self, val: &Value, j: &Json, ty: &Ty) {
+        let (Value::Record(r), Ty::Record(id, _), Json::Object(m)) = (val, ty, j) else {
+            return;
+        };
+        let prog = self.prog.clone();
+        let rec = prog.record(*id);
+        for (i, f) in rec.fields.iter().enumerate() {
+            let given = m.get(prog.name(f.name)).is_some_and(|x| !x.is_null());
+            if let (false, Some(d)) = (given, &f.default) {
+                let saved = self.cur_mod;
+                self.cur_mod = rec.module.0 as usize;
+                let v = self.eval(d);
+                self.cur_mod = saved;
+                if let Ok(v) = v {
+                    r.fields.borrow_mut()[i] = v;
+                }
+            }
+        }
+    }
+}

@@ -113,6 +113,11 @@ fn lexical_errors() {
     assert_eq!(codes(&parse("x = b'a'\n").diagnostics), vec!["E0007"]);
     assert_eq!(codes(&parse("x = f'{}'\n").diagnostics), vec!["E0008"]);
     assert_eq!(codes(&parse("x = f'a } b'\n").diagnostics), vec!["E0008"]);
+    // The span of a bad conversion covers a whole (multi-byte) character.
+    let src = "x = f'{a!\u{e9}}'\n";
+    let d = parse(src).diagnostics;
+    assert_eq!(codes(&d), vec!["E0008"]);
+    assert_eq!(&src[d[0].span().range()], "!\u{e9}");
     assert_eq!(codes(&parse("x = $ + 1\n").diagnostics), vec!["E0001"]);
     assert_eq!(codes(&parse("x = a ! b\n").diagnostics), vec!["E0001"]);
 }

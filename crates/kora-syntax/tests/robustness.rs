@@ -147,6 +147,15 @@ const VOCAB: &[&str] = &[
     "f\"{x=}\"",
     "*",
     "**",
+    "f'{x!",
+    "f'{x!\u{00a0}}'",
+    "f'{x:{y:{z}}}'",
+    "f'}'",
+    "'\\x4'",
+    "'\\N{x}'",
+    "\r\n",
+    "0b",
+    "1__2",
 ];
 
 fn in_bounds(src: &str, s: kora_syntax::Span) -> bool {

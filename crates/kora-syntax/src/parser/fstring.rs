@@ -194,7 +194,7 @@ impl Fs<'_, '_> {
                     let d = err(
                         "invalid conversion character",
                         "a conversion is `!r`, `!s` or `!a`",
-                        self.span(j, (j + 2).min(to)),
+                        self.span(j, (j + 1 + c.map(char::len_utf8).unwrap_or(0)).min(to)),
                     );
                     self.diags.push(d);
                 }

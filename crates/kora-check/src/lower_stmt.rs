@@ -1,0 +1,267 @@
+//! Lowering statements: control flow, handlers, `use` declarations and record defaults.
+
+use crate::codes;
+use crate::hir::{self};
+use crate::lower::Lowerer;
+use crate::types::Ty;
+use kora_syntax::ast::{self, StmtKind as AS};
+use kora_syntax::{Diagnostic, Span};
+
+impl Lowerer<'_> {
+    pub(crate) fn stmt(&mut self, s: &ast::Stmt) -> Option<hir::StmtKind> {
+        use hir::StmtKind as H;
+        Some(match &s.kind {
+            AS::Expr { expr, handlers } => {
+                self.handlers(handlers);
+                H::Expr(self.expr(expr).0)
+            }
+            AS::Assign {
+                targets,
+                value,
+                handlers,
+            } => {
+                self.handlers(handlers);
+                return Some(self.assign(targets, value));
+            }
+            AS::AnnAssign {
+                target,
+                ty,
+                value,
+                handlers,
+                else_,
+            } => {
+                self.handlers(handlers);
+                return self.ann_assign(target, ty, value.as_ref(), else_.as_ref(), s.span);
+            }
+            AS::AugAssign { target, op, value } => {
+                let (v, vt) = self.expr(value);
+                let (t, tt) = self.store_target(target, None);
+                self.check_binop(*op, &tt, &vt, s.span);
+                H::AugAssign(t, *op, v)
+            }
+            AS::If { branches, orelse } => {
+                let bs = branches
+                    .iter()
+                    .map(|(c, b)| (self.expr(c).0, self.block(b)))
+                    .collect();
+                H::If(bs, orelse.as_ref().map(|b| self.block(b)))
+            }
+            AS::While { cond, body } => {
+                let c = self.expr(cond).0;
+                self.f().loops += 1;
+                let b = self.block(body);
+                self.f().loops -= 1;
+                H::While(c, b)
+            }
+            AS::For {
+                target,
+                iter,
+                body,
+                parallel,
+            } => {
+                if parallel.is_some() {
+                    self.not_yet("`parallel for`", s.span);
+                }
+                let (it, ity) = self.expr(iter);
+                let (t, _) = self.store_target(target, Some(ity.element()));
+                self.f().loops += 1;
+                let b = self.block(body);
+                self.f().loops -= 1;
+                H::For(t, it, b)
+            }
+            AS::Break(v) => {
+                if let Some(v) = v {
+                    self.err(
+                        Diagnostic::error(
+                            codes::BREAK_VALUE,
+                            "`break` with a value is only allowed in a `parallel for` body",
+                            v.span,
+                        )
+                        .with_label("an ordinary loop has nowhere to put this value")
+                        .with_help(
+                            "assign the value to a variable before `break`, or use `parallel for`",
+                        ),
+                    );
+                }
+                if self.f().loops == 0 {
+                    self.outside_loop("break", s.span);
+                }
+                H::Break
+            }
+            AS::Continue => {
+                if self.f().loops == 0 {
+                    self.outside_loop("continue", s.span);
+                }
+                H::Continue
+            }
+            AS::Pass => H::Pass,
+            AS::Return(v) => {
+                if self.f().is_module {
+                    self.err(
+                        Diagnostic::error(
+                            codes::RETURN_OUTSIDE,
+                            "`return` outside a function",
+                            s.span,
+                        )
+                        .with_label("the top level of a file cannot return")
+                        .with_help("put this code in a `def`, or end the loop with `break`"),
+                    );
+                }
+                let ret = self.f().ret.clone();
+                let v = v.as_ref().map(|v| {
+                    let (e, t) = self.expr(v);
+                    if !ret.accepts(&t) {
+                        self.mismatch(&ret, &t, v.span, "the function's declared return type");
+                    }
+                    e
+                });
+                if v.is_none() && ret.is_known() && !ret.accepts(&Ty::None) {
+                    self.mismatch(
+                        &ret,
+                        &Ty::None,
+                        s.span,
+                        "the function's declared return type",
+                    );
+                }
+                H::Return(v)
+            }
+            AS::Def(def) => {
+                let f = self.function(def);
+                let (t, _) = self.store_name(&def.name.name, def.name.span, Some(Ty::Func));
+                H::Def(t, f)
+            }
+            AS::Record(r) => {
+                self.record_defaults(r);
+                return None;
+            }
+            AS::TypeAlias { .. } | AS::Nonlocal(_) | AS::Global(_) | AS::Error => return None,
+            AS::Match { subject, arms } => {
+                let (subj, sty) = self.expr(subject);
+                let arms = arms.iter().map(|a| self.arm(a, &sty)).collect();
+                H::Match(subj, arms)
+            }
+            AS::Use(u) => return self.use_decl(u, s.span),
+            AS::Assert { cond, msg } => {
+                let c = self.expr(cond).0;
+                H::Assert(c, msg.as_ref().map(|m| self.expr(m).0))
+            }
+            AS::Budget { .. } => {
+                self.not_yet("`budget`", s.span);
+                return None;
+            }
+            AS::Context { .. } => {
+                self.not_yet("`with context`", s.span);
+                return None;
+            }
+            AS::Mock { .. } => {
+                self.not_yet("`with mock`", s.span);
+                return None;
+            }
+            AS::Declassify { .. } => {
+                self.not_yet("`declassify`", s.span);
+                return None;
+            }
+            AS::Test { .. } => return None,
+            AS::PythonImport { module } => {
+                let first = module.split('.').next().unwrap_or(module);
+                self.err(
+                    Diagnostic::error(
+                        codes::PYTHON_IMPORT,
+                        format!("`import` is Python: Kora writes `use {first}`"),
+                        s.span,
+                    )
+                    .with_label("Python import syntax")
+                    .with_help(format!(
+                        "write `use {first}` for a standard module, or `use \"./{first}.ko\" as {first}` for a file"
+                    )),
+                );
+                return None;
+            }
+        })
+    }
+
+    pub(crate) fn outside_loop(&mut self, word: &str, span: Span) {
+        self.err(
+            Diagnostic::error(
+                codes::LOOP_CONTROL_OUTSIDE,
+                format!("`{word}` outside a loop"),
+                span,
+            )
+            .with_label("not inside `for` or `while`")
+            .with_help("use `return` to leave a function"),
+        );
+    }
+
+    pub(crate) fn handlers(&mut self, hs: &[ast::Handler]) {
+        if let Some(h) = hs.first() {
+            self.not_yet(&format!("the `on {}` handler", h.event.name), h.span);
+        }
+    }
+
+    pub(crate) fn use_decl(&mut self, u: &ast::UseDecl, span: Span) -> Option<hir::StmtKind> {
+        match &u.target {
+            ast::UseTarget::Std(name) => {
+                const STD: &[&str] = &[
+                    "json", "fs", "http", "sql", "time", "re", "csv", "yaml", "xml", "env",
+                    "notes", "random", "pdf", "eval",
+                ];
+                if STD.contains(&name.name.as_str()) {
+                    self.not_yet(&format!("the standard module `{}`", name.name), span);
+                } else {
+                    let mut d = Diagnostic::error(
+                        codes::UNKNOWN_STD_MODULE,
+                        format!("there is no standard module `{}`", name.name),
+                        name.span,
+                    )
+                    .with_label("not in the standard library");
+                    d = match crate::suggest::closest(&name.name, STD.iter().copied()) {
+                        Some(s) => d.with_help(format!("did you mean `use {s}`?")),
+                        None => d.with_help(
+                            "a file is imported with a quoted path: `use \"./name.ko\" as name`",
+                        ),
+                    };
+                    self.err(d);
+                }
+                None
+            }
+            ast::UseTarget::Provider { kind, .. } => {
+                self.not_yet(&format!("`use {}`", kind.name), span);
+                None
+            }
+            ast::UseTarget::File { path, span: pspan } => {
+                let Some(alias) = &u.alias else {
+                    self.err(
+                        Diagnostic::error(codes::USE_NEEDS_AS, "a file `use` needs `as NAME`", span)
+                            .with_label("no name given")
+                            .with_help(format!(
+                                "write `use \"{path}\" as name`: Kora never invents a name from the file stem"
+                            )),
+                    );
+                    return None;
+                };
+                let target_mod = *self.info().uses.get(pspan)?;
+                let (t, _) = self.store_name(&alias.name, alias.span, Some(Ty::Module));
+                Some(hir::StmtKind::Use(t, target_mod))
+            }
+        }
+    }
+
+    pub(crate) fn record_defaults(&mut self, r: &ast::RecordDecl) {
+        let Some(&tid) = self.ctx.type_ix.get(&r.name.name) else {
+            return;
+        };
+        if self.ctx.types[tid.0 as usize].module != self.m {
+            return;
+        }
+        for (i, f) in r.fields.iter().enumerate() {
+            if let Some(d) = &f.default {
+                let (e, ety) = self.expr(d);
+                let fty = self.ctx.types[tid.0 as usize].fields[i].ty.clone();
+                if !fty.accepts(&ety) {
+                    self.mismatch(&fty, &ety, d.span, "the field's declared type");
+                }
+                self.ctx.types[tid.0 as usize].fields[i].default = Some(e);
+            }
+        }
+    }
+}

@@ -28,3 +28,6 @@ pub const RETURN_OUTSIDE: &str = "E0306";
 pub const LOOP_CONTROL_OUTSIDE: &str = "E0307";
 pub const BAD_PATTERN: &str = "E0308";
 pub const NOT_YET: &str = "E0901";
+pub const NO_STD_MEMBER: &str = "E0601";
+pub const STD_NOT_VALUE: &str = "E0602";
+pub const SQL_TEXT_BUILT: &str = "E0603";

@@ -258,6 +258,21 @@ pub enum ExprKind {
     IfExp(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `analyze(data, "prompt", model="name")`: a model call with a typed outcome.
     Analyze(Box<AnalyzeCall>),
+    /// `json.parse(text)`, `db.query(...)`: a standard-library call, arguments bound at check time.
+    StdCall(Box<StdCall>),
+}
+
+#[derive(Debug)]
+pub struct StdCall {
+    pub func: crate::std_api::StdFn,
+    /// The receiver of a method (`db` in `db.query(...)`).
+    pub recv: Option<Expr>,
+    /// One per parameter, in the member's parameter order; `None` takes the default.
+    pub args: Vec<Option<Expr>>,
+    /// The type the result is read into (`T` of `Result[T]`); `Any` when untyped.
+    pub expect: Ty,
+    /// Structural identity: `file:function#index`, as for `analyze`.
+    pub site: String,
 }
 
 #[derive(Debug)]

@@ -13,9 +13,11 @@ mod lower_expr;
 mod lower_fn;
 mod lower_pattern;
 mod lower_stmt;
+mod lower_std;
 mod lower_store;
 pub mod names;
 pub mod scope;
+pub mod std_api;
 pub mod suggest;
 pub mod typeexpr;
 pub mod types;
@@ -92,6 +94,12 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
         }
         for s in &f.ast.stmts {
             if let StmtKind::Use(u) = &s.kind {
+                if let ast::UseTarget::Std(n) = &u.target {
+                    if let Some(m) = std_api::StdMod::from_name(&n.name) {
+                        let name = u.alias.as_ref().unwrap_or(n).name.clone();
+                        info.std_aliases.insert(name, m);
+                    }
+                }
                 if let (ast::UseTarget::File { span, .. }, Some(alias)) = (&u.target, &u.alias) {
                     if let Some(t) = f.uses.get(span) {
                         info.mod_aliases
@@ -102,6 +110,7 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
         }
         ctx.mods.push(info);
     }
+    lower_std::register_std_records(&mut ctx, hir::ModId(loaded.entry as u32));
     collect_types(&loaded, &mut ctx, &mut diags);
     collect_sigs(&loaded, &mut ctx, &mut diags);
 

@@ -48,6 +48,8 @@ pub struct ModInfo {
     /// `use "..." as alias` at top level: alias → module.
     pub mod_aliases: FxHashMap<String, ModId>,
     pub uses: FxHashMap<Span, ModId>,
+    /// `use json` (or `use json as j`) at top level: name → standard module.
+    pub std_aliases: FxHashMap<String, crate::std_api::StdMod>,
 }
 
 impl Ctx {
@@ -86,6 +88,8 @@ pub(crate) struct FnState {
     pub global_decl: FxHashSet<String>,
     /// Comprehension slots captured by a lambda: boxed in cells at frame entry.
     pub extra_cells: Vec<u32>,
+    /// `use json` inside this function: name → standard module.
+    pub std_aliases: FxHashMap<String, crate::std_api::StdMod>,
 }
 
 impl FnState {
@@ -176,6 +180,7 @@ impl<'a> Lowerer<'a> {
             is_module: true,
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
+            std_aliases: FxHashMap::default(),
         });
         let body = self.block(stmts);
         let f = self.fns.pop().expect("pushed above");

@@ -119,9 +119,20 @@ impl Lowerer<'_> {
     }
 
     pub(crate) fn call(&mut self, func: &ast::Expr, args: &[ast::Arg], span: Span) -> Lowered {
+        // Only this call may read the annotation it is assigned to; its arguments may not.
+        let expect = self.expect.take();
         // `obj.method(...)` is a method call, unless `obj` is a module.
         if let AE::Attr(obj, name) = &func.kind {
+            if let AE::Name(n) = &obj.kind {
+                if let Some(m) = self.std_alias(n) {
+                    return self.std_call(crate::std_api::Owner::Module(m), None, name, args, span, expect);
+                }
+            }
             let (oe, ot) = self.expr(obj);
+            if let Ty::Std(st) = ot {
+                let owner = crate::std_api::Owner::Value(st);
+                return self.std_call(owner, Some(oe), name, args, span, expect);
+            }
             if let H::Module(m) = oe.kind {
                 let (fe, fty) = self.module_member(m, name, func.span);
                 let sig = match fe.kind {

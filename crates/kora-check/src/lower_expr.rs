@@ -250,6 +250,10 @@ impl Lowerer<'_> {
     }
 
     pub fn load_name(&mut self, name: &str, span: Span) -> Lowered {
+        if let Some(m) = self.std_alias(name) {
+            self.std_not_a_value(m, span);
+            return (ex(H::None, span), Ty::Any);
+        }
         let f = self.fns.last().expect("in a function");
         for comp in f.comp.iter().rev() {
             if let Some(&s) = comp.get(name) {
@@ -339,7 +343,15 @@ impl Lowerer<'_> {
     }
 
     pub(crate) fn attr(&mut self, obj: &ast::Expr, name: &ast::Ident, span: Span) -> Lowered {
+        if let AE::Name(n) = &obj.kind {
+            if let Some(m) = self.std_alias(n) {
+                return self.std_module_attr(m, name, span);
+            }
+        }
         let (oe, ot) = self.expr(obj);
+        if let Ty::Std(st) = ot {
+            return self.std_property(st, oe, name, span);
+        }
         if let H::Module(m) = oe.kind {
             return self.module_member(m, name, span);
         }

@@ -112,6 +112,7 @@ impl Lowerer<'_> {
             is_module: false,
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
+            std_aliases: FxHashMap::default(),
         };
         let mut captures = Vec::new();
         let mut cell_slots = Vec::new();

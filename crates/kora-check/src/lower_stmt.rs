@@ -109,7 +109,12 @@ impl Lowerer<'_> {
                 }
                 let ret = self.f().ret.clone();
                 let v = v.as_ref().map(|v| {
+                    // `return json.parse(text)` reads into the declared return type.
+                    if matches!(v.kind, ast::ExprKind::Call { .. }) && ret.is_known() {
+                        self.expect = Some(ret.clone());
+                    }
                     let (e, t) = self.expr(v);
+                    self.expect = None;
                     if !ret.accepts(&t) {
                         self.mismatch(&ret, &t, v.span, "the function's declared return type");
                     }
@@ -201,11 +206,20 @@ impl Lowerer<'_> {
     pub(crate) fn use_decl(&mut self, u: &ast::UseDecl, span: Span) -> Option<hir::StmtKind> {
         match &u.target {
             ast::UseTarget::Std(name) => {
-                const STD: &[&str] = &[
-                    "json", "fs", "http", "sql", "time", "re", "csv", "yaml", "xml", "env",
-                    "notes", "random", "pdf", "eval",
-                ];
-                if STD.contains(&name.name.as_str()) {
+                if let Some(m) = crate::std_api::StdMod::from_name(&name.name) {
+                    let bound = u.alias.as_ref().unwrap_or(name).name.clone();
+                    if !self.f().is_module {
+                        self.f().std_aliases.insert(bound, m);
+                    }
+                    return None;
+                }
+                let std: Vec<&str> = crate::std_api::MODULES
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .chain(crate::std_api::PLANNED.iter().copied())
+                    .collect();
+                let std = std.as_slice();
+                if std.contains(&name.name.as_str()) {
                     self.not_yet(&format!("the standard module `{}`", name.name), span);
                 } else {
                     let mut d = Diagnostic::error(
@@ -214,7 +228,7 @@ impl Lowerer<'_> {
                         name.span,
                     )
                     .with_label("not in the standard library");
-                    d = match crate::suggest::closest(&name.name, STD.iter().copied()) {
+                    d = match crate::suggest::closest(&name.name, std.iter().copied()) {
                         Some(s) => d.with_help(format!("did you mean `use {s}`?")),
                         None => d.with_help(
                             "a file is imported with a quoted path: `use \"./name.ko\" as name`",

@@ -75,7 +75,7 @@ impl Lowerer<'_> {
             self.declare(&target.name, target.span, declared);
             return None;
         };
-        if matches!(value.kind, AE::Analyze { .. }) {
+        if matches!(value.kind, AE::Analyze { .. } | AE::Call { .. }) {
             self.expect = Some(declared.clone());
         }
         let (v, vty) = self.expr(value);

@@ -79,6 +79,11 @@ impl TypeScope<'_> {
                             Ty::Record(*id, other.to_string())
                         } else if let Some(t) = self.aliases.get(other) {
                             t.clone()
+                        } else if let Some(st) = crate::std_api::StdType::from_name(other) {
+                            Ty::Std(st)
+                        } else if let Some(d) = crate::lower_std::unknown_std_type(other, t.span) {
+                            diags.push(d);
+                            Ty::Any
                         } else if other.contains('.') {
                             // A module-qualified type (`json.Value`): checked when the
                             // module exists; until then anything goes.

@@ -29,6 +29,8 @@ pub enum Ty {
     Outcome(Box<Ty>),
     Func,
     Module,
+    /// A value only the standard library makes (`sql.Db`, `time.DateTime`).
+    Std(crate::std_api::StdType),
 }
 
 impl Ty {
@@ -59,6 +61,7 @@ impl Ty {
             (Tuple(_), TupleOf(_)) => true,
             (Record(a, _), Record(b, _)) => a == b,
             (Outcome(a), Outcome(b)) => a.accepts(b),
+            (Std(a), Std(b)) => a == b,
             _ => {
                 std::mem::discriminant(self) == std::mem::discriminant(from)
                     && !matches!(self, Record(..) | Literal(_))
@@ -130,6 +133,7 @@ impl fmt::Display for Ty {
             Ty::Outcome(t) => write!(f, "Result[{t}]"),
             Ty::Func => write!(f, "function"),
             Ty::Module => write!(f, "module"),
+            Ty::Std(t) => write!(f, "{}", t.name()),
         }
     }
 }

@@ -67,6 +67,7 @@ fn eq(a: &Value, b: &Value, depth: u32) -> bool {
         (Method(x), Method(y)) => x.1 == y.1 && identical(&x.0, &y.0),
         (Type(x), Type(y)) => x == y,
         (Module(x), Module(y)) => x == y,
+        (Native(x), Native(y)) => Rc::ptr_eq(x, y) || x.compare(y) == Some(Ordering::Equal),
         (Cell(c), _) => eq(&c.borrow(), b, depth),
         (_, Cell(c)) => eq(a, &c.borrow(), depth),
         _ => false,
@@ -104,6 +105,7 @@ pub fn identical(a: &Value, b: &Value) -> bool {
         (Builtin(x), Builtin(y)) => x == y,
         (Type(x), Type(y)) => x == y,
         (Module(x), Module(y)) => x == y,
+        (Native(x), Native(y)) => Rc::ptr_eq(x, y),
         (Cell(x), Cell(y)) => Rc::ptr_eq(x, y),
         _ => false,
     }
@@ -209,6 +211,7 @@ fn partial(a: &Value, b: &Value, op: &str, depth: u32) -> RtResult<Option<Orderi
         (List(x), List(y)) => seq_cmp(&x.borrow(), &y.borrow(), op, depth)?,
         (Tuple(x), Tuple(y)) => seq_cmp(x, y, op, depth)?,
         (Set(x), Set(y)) => set_cmp(&x.borrow(), &y.borrow()),
+        (Native(x), Native(y)) if x.compare(y).is_some() => x.compare(y),
         (Cell(c), _) => return partial(&c.borrow(), b, op, depth),
         (_, Cell(c)) => return partial(a, &c.borrow(), op, depth),
         _ => {

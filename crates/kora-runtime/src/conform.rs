@@ -46,6 +46,7 @@ fn conforms_slow(v: &Value, ty: &Ty) -> bool {
             Value::Func(_) | Value::Builtin(_) | Value::Method(_) | Value::Type(_)
         ),
         Ty::Module => matches!(v, Value::Module(_)),
+        Ty::Std(t) => matches!(v, Value::Native(n) if n.std_type() == *t),
     }
 }
 

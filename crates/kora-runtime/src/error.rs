@@ -22,6 +22,10 @@ pub mod codes {
     pub const CONFIG: &str = "E1016";
     pub const REPLAY_MISS: &str = "E1017";
     pub const MODEL_IN_GUARD: &str = "E1018";
+    pub const EFFECT_REFUSED: &str = "E1101";
+    pub const BAD_PATTERN: &str = "E1102";
+    pub const NOT_ENCODABLE: &str = "E1103";
+    pub const STD_VALUE: &str = "E1104";
 }
 
 /// One frame of a Kora stack trace.

@@ -225,6 +225,7 @@ impl Interp<'_> {
             | E::None
             | E::Str(_) => self.eval(e),
             E::Analyze(call) => at(self.analyze(call), e),
+            E::StdCall(call) => at(self.std_call(call), e),
             E::IfExp(c, t, o) => {
                 if self.eval(c)?.truthy() {
                     self.eval(t)
@@ -360,6 +361,9 @@ impl Interp<'_> {
             let f = self.module_attr(*m, name)?;
             return self.call_value_kw(&f, args, kw);
         }
+        if let Value::Native(_) = recv {
+            return self.native_method(recv, name, args, kw, true);
+        }
         crate::methods::call_method(self, recv, name, args, kw)
     }
 
@@ -388,6 +392,7 @@ impl Interp<'_> {
                 ))
             }
             Value::Module(m) => self.module_attr(*m, name),
+            Value::Native(_) => self.native_method(v, name, Vec::new(), Vec::new(), false),
             _ if crate::methods::has_method(v, name) => {
                 Ok(Value::Method(Rc::new((v.clone(), name))))
             }

@@ -46,6 +46,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Type(_) => "type",
         Value::Module(_) => "module",
         Value::Cell(c) => type_name(&c.borrow()),
+        Value::Native(n) => n.type_name(),
     }
 }
 
@@ -78,6 +79,7 @@ pub fn to_str(p: &Program, v: &Value, out: &mut String) {
             let _ = write!(out, "{i}");
         }
         Value::Cell(c) => to_str(p, &c.borrow(), out),
+        Value::Native(n) => n.to_str(out),
         _ => repr(p, v, out),
     }
 }
@@ -324,6 +326,7 @@ fn repr_in(p: &Program, v: &Value, out: &mut String, seen: &mut Vec<*const ()>) 
             let _ = write!(out, "<module {stem}>");
         }
         Value::Cell(c) => repr_in(p, &c.borrow(), out, seen),
+        Value::Native(n) => n.repr(out),
     }
 }
 

@@ -59,6 +59,8 @@ pub struct Interp<'io> {
     pub(crate) guard_depth: u32,
     input: Option<&'io mut dyn std::io::BufRead>,
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
+    /// The standard library's run state, made at the first standard-library call.
+    pub(crate) host: Option<Box<crate::stdlib::Host>>,
 }
 
 impl<'io> Interp<'io> {
@@ -89,6 +91,7 @@ impl<'io> Interp<'io> {
             guard_depth: 0,
             input: None,
             debugger: None,
+            host: None,
         }
     }
 

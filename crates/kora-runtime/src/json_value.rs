@@ -114,7 +114,7 @@ pub fn shape_of(p: &Program, ty: &Ty) -> Shape {
             }
         }
         Ty::Outcome(t) => shape_of(p, t),
-        Ty::Any | Ty::Func | Ty::Module => Shape::Any,
+        Ty::Any | Ty::Func | Ty::Module | Ty::Std(_) => Shape::Any,
     }
 }
 
@@ -138,6 +138,7 @@ fn read(p: &Program, j: &Json, ty: &Ty, path: &str) -> Result<Value, String> {
     let mismatch = |want: &str| Err(format!("{path}: expected {want}, found {}", kind(j)));
     match ty {
         Ty::Any | Ty::Func | Ty::Module => Ok(untyped(j)),
+        Ty::Std(t) => Err(format!("{path}: a `{}` cannot be read from JSON", t.name())),
         Ty::Str => match j {
             Json::String(s) => Ok(Value::str(s.as_str())),
             _ => mismatch("a string"),

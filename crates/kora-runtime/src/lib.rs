@@ -12,6 +12,7 @@ pub mod compare;
 pub mod config;
 pub mod conform;
 pub mod debug;
+pub mod effect;
 pub mod error;
 mod eval;
 mod exec;
@@ -23,6 +24,7 @@ pub mod json_value;
 mod matching;
 pub mod methods;
 pub mod report;
+pub mod stdlib;
 pub mod value;
 
 pub use error::{RtError, RtResult};

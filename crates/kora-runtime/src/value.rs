@@ -41,6 +41,8 @@ pub enum Value {
     Module(hir::ModId),
     /// A captured variable's shared box; lives only in frame slots, never in user-visible values.
     Cell(Rc<RefCell<Value>>),
+    /// A value only the standard library makes (`sql.Db`, `time.DateTime`).
+    Native(Rc<crate::stdlib::Native>),
 }
 
 impl Clone for Value {
@@ -67,6 +69,7 @@ impl Clone for Value {
             Value::Type(t) => Value::Type(*t),
             Value::Module(m) => Value::Module(*m),
             Value::Cell(c) => Value::Cell(c.clone()),
+            Value::Native(n) => Value::Native(n.clone()),
         }
     }
 }
@@ -243,6 +246,7 @@ impl Value {
             Value::Type(_) => "type",
             Value::Module(_) => "module",
             Value::Cell(_) => "cell",
+            Value::Native(n) => n.type_name(),
         }
     }
 

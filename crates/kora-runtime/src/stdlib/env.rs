@@ -1,0 +1,37 @@
+//! `env`: environment variables as results (a missing one is `Err` naming it) and the program's arguments.
+//!
+//! The defect fixed: `os.environ["KEY"]` raises and `os.getenv` returns a
+//! silent `None`. Labels (later issue) will mark every value read here
+//! `classified` at this point, before it reaches the program.
+
+use kora_check::std_api::StdFn;
+
+use super::{err, ok, str_list, Args};
+use crate::effect::{Kind, Observation};
+use crate::error::RtResult;
+use crate::interp::Interp;
+use crate::value::Value;
+
+pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
+    match a.func {
+        StdFn::EnvArgs => Ok(str_list(it.host().args.clone())),
+        StdFn::EnvGet => {
+            let name = a.str(0)?.to_string();
+            let call = a.name();
+            let r = it.host().effect(&a.effect(Kind::Env, &name, &call), |s| {
+                let v = std::env::var(&name).map_err(|e| match e {
+                    std::env::VarError::NotPresent => format!("the environment variable {name} is not set"),
+                    std::env::VarError::NotUnicode(_) => format!("the environment variable {name} is not valid UTF-8"),
+                })?;
+                s.observe(Observation::Value);
+                Ok(v)
+            })?;
+            // Seam for labels: the value becomes `classified` here.
+            Ok(match r {
+                Ok(v) => ok(Value::str(v)),
+                Err(why) => err(why),
+            })
+        }
+        _ => unreachable!("env::call got {:?}", a.func),
+    }
+}

@@ -360,7 +360,11 @@ impl Lowerer<'_> {
             if let Some(t) = t {
                 let want = self.sig_type(m.params[i].1, &Ty::Any);
                 if !want.accepts(t) {
-                    let what = format!("parameter `{}` of `{}`", m.params[i].0, m.name);
+                    let owner_name = match owner {
+                        Owner::Module(md) => format!("{}.{}", md.name(), m.name),
+                        Owner::Value(t) => format!("{}.{}", t.name(), m.name),
+                    };
+                    let what = format!("parameter `{}` of `{owner_name}`", m.params[i].0);
                     self.mismatch(&want, t, span, &what);
                 }
             }

@@ -5,6 +5,7 @@
 
 mod check;
 mod diagnostics;
+mod notes;
 mod run;
 
 use std::path::PathBuf;
@@ -34,6 +35,9 @@ enum Command {
         /// Answer every `analyze` from the cassette; a call it lacks is an error (no network)
         #[arg(long)]
         replay: bool,
+        /// Use this run id (for `notes` and `kora notes`) instead of a fresh one
+        #[arg(long, value_name = "ID")]
+        run_id: Option<String>,
         /// The `.ko` file to run
         file: PathBuf,
         /// Arguments passed to the program
@@ -46,6 +50,16 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Show a run's notes (`notes.write`); with no run id, list the runs that have notes
+    Notes {
+        /// The run whose notes to show
+        run_id: Option<String>,
+        /// Show only this key's value (as JSON)
+        key: Option<String>,
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -56,6 +70,7 @@ fn main() -> ExitCode {
             args,
             record,
             replay,
+            run_id,
         } => {
             let mode = if record {
                 kora_runtime::cassette::Mode::Record
@@ -64,9 +79,10 @@ fn main() -> ExitCode {
             } else {
                 kora_runtime::cassette::Mode::Auto
             };
-            run::run(file, args, mode)
+            run::run(file, args, mode, run_id)
         }
         Command::Check { files } => check::check(&files),
+        Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
     };
     ExitCode::from(code)
 }

@@ -13,11 +13,15 @@ use kora_runtime::config::Config;
 /// pages cost nothing.
 const STACK_BYTES: usize = 1 << 30;
 
-pub fn run(file: PathBuf, args: Vec<String>, mode: Mode) -> u8 {
+pub fn run(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Option<String>) -> u8 {
+    if let Some(id) = run_id.as_deref().filter(|id| !kora_runtime::stdlib::valid_run_id(id)) {
+        eprintln!("error: --run-id {id:?}: a run id is letters, digits, `-`, `_` and `.`");
+        return 2;
+    }
     let worker = std::thread::Builder::new()
         .name("kora-main".into())
         .stack_size(STACK_BYTES)
-        .spawn(move || run_on_this_thread(file, args, mode));
+        .spawn(move || run_on_this_thread(file, args, mode, run_id));
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => {
@@ -31,7 +35,7 @@ pub fn run(file: PathBuf, args: Vec<String>, mode: Mode) -> u8 {
     }
 }
 
-fn run_on_this_thread(file: PathBuf, _args: Vec<String>, mode: Mode) -> u8 {
+fn run_on_this_thread(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Option<String>) -> u8 {
     let checked = match check_program(&file, &Disk) {
         Ok(c) => c,
         Err(e) => {
@@ -77,6 +81,11 @@ fn run_on_this_thread(file: PathBuf, _args: Vec<String>, mode: Mode) -> u8 {
     let mut input = stdin.lock();
     let mut interp = kora_runtime::Interp::new(program.clone(), &mut out);
     interp.set_input(&mut input);
+    interp.set_run(kora_runtime::stdlib::RunSettings {
+        run_id,
+        args,
+        observers: Vec::new(),
+    });
     interp.set_models(Models {
         config,
         cassette: Some(cassette),

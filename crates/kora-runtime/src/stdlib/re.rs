@@ -43,9 +43,9 @@ fn compile(pattern: &str) -> Result<Regex, String> {
         .size_limit(1 << 24)
         .build()
         .map_err(|e| match e {
-            regex::Error::Syntax(s) => format!("invalid pattern {pattern:?}: {}", s.lines().last().unwrap_or(&s).trim_start_matches("error: ")),
-            regex::Error::CompiledTooBig(_) => format!("pattern {pattern:?} is too large"),
-            other => format!("invalid pattern {pattern:?}: {other}"),
+            regex::Error::Syntax(s) => format!("invalid pattern `{pattern}`: {}", s.lines().last().unwrap_or(&s).trim_start_matches("error: ")),
+            regex::Error::CompiledTooBig(_) => format!("pattern `{pattern}` is too large"),
+            other => format!("invalid pattern `{pattern}`: {other}"),
         })
 }
 

@@ -151,7 +151,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                     Value::dict(d)
                 };
                 if elem.is_known() {
-                    let mut path = format!("row {i}");
+                    let mut path = format!("$[{i}]");
                     match it.narrow(v, &elem, &mut path, Lenience::IntBools) {
                         Ok(v) => out.push(v),
                         Err(why) => return Ok(err(why)),

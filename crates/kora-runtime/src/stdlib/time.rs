@@ -214,7 +214,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     }
 }
 
-const NAIVE: &str = "has no UTC offset; Kora's datetimes are aware: pass `tz=\"UTC\"` (or a zone name) to say where it is";
+const NAIVE: &str = "has no UTC offset, and Kora datetimes are aware: pass `tz=\"UTC\"` (or a zone name) to say where it is";
 
 fn parse(text: &str, format: Option<&str>, tz: Option<&str>) -> Result<ZonedDateTime, String> {
     let tz = tz.map(zone).transpose()?;

@@ -54,7 +54,6 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
 
 fn parse(text: &str) -> Result<Elem, String> {
     let mut r = Reader::from_str(text);
-    r.config_mut().trim_text(true);
     let mut stack: Vec<Elem> = Vec::new();
     let mut root = None;
     let at = |r: &Reader<&[u8]>| line_of(text, r.buffer_position() as usize);
@@ -92,7 +91,12 @@ fn parse(text: &str) -> Result<Elem, String> {
                 }
             }
             Event::End(_) => {
-                let e = stack.pop().ok_or_else(|| format!("line {}: a closing tag closes nothing", at(&r)))?;
+                let mut e = stack.pop().ok_or_else(|| format!("line {}: a closing tag closes nothing", at(&r)))?;
+                // Indentation between child elements is layout, not text.
+                let trimmed = e.text.trim();
+                if trimmed.len() != e.text.len() {
+                    e.text = trimmed.to_string();
+                }
                 attach(&mut stack, &mut root, e)?;
             }
             Event::Text(t) => {

@@ -9,7 +9,7 @@
 //! assert_eq!(fake.requests().len(), 0);
 //! ```
 
-mod http;
+pub mod http;
 mod wire;
 
 use std::collections::VecDeque;

@@ -45,6 +45,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     }
 }
 
+#[cfg(test)]
+pub(super) fn parse_for_tests(it: &mut Interp, text: &str, header: bool, elem: &Ty) -> bool {
+    parse(it, text, header, b',', elem).is_ok()
+}
+
 fn parse(it: &mut Interp, text: &str, header: bool, delim: u8, elem: &Ty) -> Result<Vec<Value>, String> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)

@@ -12,6 +12,10 @@ mod fs;
 mod http;
 mod json;
 mod notes;
+#[cfg(test)]
+mod parse_fuzz;
+#[cfg(test)]
+mod pipeline_tests;
 mod random;
 mod re;
 mod sql;

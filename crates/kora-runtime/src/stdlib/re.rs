@@ -185,6 +185,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     }
 }
 
+#[cfg(test)]
+pub(super) fn python_repl_for_tests(r: &str) -> String {
+    python_repl(r)
+}
+
 /// Python's replacement syntax (`\1`, `\g<1>`, `\g<name>`) in the regex crate's (`${1}`).
 fn python_repl(r: &str) -> String {
     let mut out = String::with_capacity(r.len());

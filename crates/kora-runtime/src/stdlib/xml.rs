@@ -52,6 +52,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     })
 }
 
+#[cfg(test)]
+pub(super) fn parse_for_tests(text: &str) -> bool {
+    parse(text).is_ok()
+}
+
 fn parse(text: &str) -> Result<Elem, String> {
     let mut r = Reader::from_str(text);
     let mut stack: Vec<Elem> = Vec::new();

@@ -47,6 +47,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     })
 }
 
+#[cfg(test)]
+pub(super) fn load_for_tests(text: &str) -> bool {
+    load(text).is_ok()
+}
+
 fn load(text: &str) -> Result<Node, String> {
     let mut anchors: Vec<(usize, Node)> = Vec::new();
     // Each open container with the anchor it will be stored under.

@@ -125,7 +125,14 @@ impl Lowerer<'_> {
         if let AE::Attr(obj, name) = &func.kind {
             if let AE::Name(n) = &obj.kind {
                 if let Some(m) = self.std_alias(n) {
-                    return self.std_call(crate::std_api::Owner::Module(m), None, name, args, span, expect);
+                    return self.std_call(
+                        crate::std_api::Owner::Module(m),
+                        None,
+                        name,
+                        args,
+                        span,
+                        expect,
+                    );
                 }
             }
             let (oe, ot) = self.expr(obj);

@@ -59,16 +59,13 @@ pub(crate) fn unknown_std_type(name: &str, span: Span) -> Option<Diagnostic> {
         // Any JSON value: the same as an unannotated parse.
         return None;
     }
-    let known = std_api::STD_RECORDS
-        .iter()
-        .map(|(n, _)| *n)
-        .chain(["sql.Db", "time.DateTime", "json.Value"]);
-    let mut d = Diagnostic::error(
-        codes::UNKNOWN_TYPE,
-        format!("unknown type `{name}`"),
-        span,
-    )
-    .with_label("the standard module declares no such type");
+    let known = std_api::STD_RECORDS.iter().map(|(n, _)| *n).chain([
+        "sql.Db",
+        "time.DateTime",
+        "json.Value",
+    ]);
+    let mut d = Diagnostic::error(codes::UNKNOWN_TYPE, format!("unknown type `{name}`"), span)
+        .with_label("the standard module declares no such type");
     d = match suggest::closest(name, known) {
         Some(s) => d.with_help(format!("did you mean `{s}`?")),
         None => d.with_help("see docs/stdlib.md for the types each module declares"),
@@ -294,7 +291,9 @@ impl Lowerer<'_> {
                             .with_label("unknown keyword argument");
                             d = match suggest::closest(&k.name, m.params.iter().map(|p| p.0)) {
                                 Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                                None => d.with_help(format!("call it as `{}`", call_form(owner, m))),
+                                None => {
+                                    d.with_help(format!("call it as `{}`", call_form(owner, m)))
+                                }
                             };
                             self.err(d);
                         }
@@ -382,7 +381,13 @@ impl Lowerer<'_> {
     }
 
     /// The `T` a typed call reads into: the annotation's type, or the member's default.
-    fn typed_target(&mut self, m: &Member, expect: Option<Ty>, tys: &[Option<Ty>], span: Span) -> Ty {
+    fn typed_target(
+        &mut self,
+        m: &Member,
+        expect: Option<Ty>,
+        tys: &[Option<Ty>],
+        span: Span,
+    ) -> Ty {
         let Some(default) = m.typed else {
             return Ty::Any;
         };
@@ -400,7 +405,10 @@ impl Lowerer<'_> {
                         &Ty::List(Box::new(t)),
                         &Ty::Any,
                         span,
-                        &format!("`{}` returns a list of rows: annotate `{example}`; the result", m.name),
+                        &format!(
+                            "`{}` returns a list of rows: annotate `{example}`; the result",
+                            m.name
+                        ),
                     );
                     return Ty::Any;
                 }

@@ -14,7 +14,10 @@ use kora_runtime::config::Config;
 const STACK_BYTES: usize = 1 << 30;
 
 pub fn run(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Option<String>) -> u8 {
-    if let Some(id) = run_id.as_deref().filter(|id| !kora_runtime::stdlib::valid_run_id(id)) {
+    if let Some(id) = run_id
+        .as_deref()
+        .filter(|id| !kora_runtime::stdlib::valid_run_id(id))
+    {
         eprintln!("error: --run-id {id:?}: a run id is letters, digits, `-`, `_` and `.`");
         return 2;
     }

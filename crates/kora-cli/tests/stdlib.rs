@@ -73,20 +73,32 @@ fn serve(routes: Vec<(&'static str, Reply)>) -> Server {
                 };
                 let body = String::from_utf8_lossy(&req.raw_body).into_owned();
                 let ctype = req.header("content-type").unwrap_or("").to_string();
-                seen.lock()
-                    .expect("lock")
-                    .push((req.method.clone(), req.path.clone(), format!("{ctype}|{body}")));
+                seen.lock().expect("lock").push((
+                    req.method.clone(),
+                    req.path.clone(),
+                    format!("{ctype}|{body}"),
+                ));
                 let reply = routes
                     .iter()
                     .find(|(p, _)| *p == req.path)
                     .map(|r| r.1)
                     .unwrap_or(Reply::Status(404));
                 let _ = match reply {
-                    Reply::Json(b) => write_plain(&mut conn, 200, "application/json", &[], b.as_bytes()),
-                    Reply::Status(s) => write_plain(&mut conn, s, "text/plain", &[], b"nothing here"),
+                    Reply::Json(b) => {
+                        write_plain(&mut conn, 200, "application/json", &[], b.as_bytes())
+                    }
+                    Reply::Status(s) => {
+                        write_plain(&mut conn, s, "text/plain", &[], b"nothing here")
+                    }
                     Reply::FlakyThen(n, b) => {
                         if flaky.fetch_add(1, Ordering::SeqCst) < n {
-                            write_plain(&mut conn, 503, "text/plain", &[("Retry-After", "0".into())], b"busy")
+                            write_plain(
+                                &mut conn,
+                                503,
+                                "text/plain",
+                                &[("Retry-After", "0".into())],
+                                b"busy",
+                            )
                         } else {
                             write_plain(&mut conn, 200, "application/json", &[], b.as_bytes())
                         }
@@ -180,7 +192,10 @@ match http.post("http://127.0.0.1:{p}/busy", {{"item": "it's", "n": 2}}):
     let posts: Vec<_> = hits.iter().filter(|h| h.0 == "POST").collect();
     assert_eq!(gets, 3, "two 503s then a 200: {hits:?}");
     assert_eq!(posts.len(), 1, "a POST is never retried: {hits:?}");
-    assert_eq!(posts[0].2, "application/json|{\"item\": \"it's\", \"n\": 2}");
+    assert_eq!(
+        posts[0].2,
+        "application/json|{\"item\": \"it's\", \"n\": 2}"
+    );
 }
 
 #[test]
@@ -238,12 +253,21 @@ main()
     assert_eq!(shown.code, 0, "{}", shown.stderr);
     assert_eq!(shown.stdout, "step = 4\nfiles = [\"a.txt\",\"b's.txt\"]\n");
     let one = kora(&["notes", "job-1", "step"], &d);
-    assert_eq!((one.code, one.stdout.as_str()), (0, "4\n"), "{}", one.stderr);
+    assert_eq!(
+        (one.code, one.stdout.as_str()),
+        (0, "4\n"),
+        "{}",
+        one.stderr
+    );
     let list = kora(&["notes", "--dir", &dir_arg], Path::new("/"));
     assert_eq!(list.stdout, "job-1\n");
     let missing = kora(&["notes", "--dir", &dir_arg, "job-2"], Path::new("/"));
     assert_eq!(missing.code, 1);
-    assert!(missing.stderr.contains("job-2 has no notes"), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("job-2 has no notes"),
+        "{}",
+        missing.stderr
+    );
     let bad = kora(&["run", "--run-id", "../x", "main.ko"], &d);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }

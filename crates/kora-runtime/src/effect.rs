@@ -366,7 +366,10 @@ mod tests {
             self.log.0.borrow_mut().push(format!("saw {what:?}"));
         }
         fn terminal(&mut self, _e: &Effect, ok: bool, record: &dyn Fn() -> Json) {
-            self.log.0.borrow_mut().push(format!("end {ok} {}", record()));
+            self.log
+                .0
+                .borrow_mut()
+                .push(format!("end {ok} {}", record()));
         }
     }
 

@@ -18,7 +18,15 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     let delim = match a.opt_str(2)? {
         None => b',',
         Some(d) if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
-        Some(d) => return Err(RtError::new(codes::STD_VALUE, format!("`{}`: the delimiter must be one ASCII character, got {d:?}", a.name()))),
+        Some(d) => {
+            return Err(RtError::new(
+                codes::STD_VALUE,
+                format!(
+                    "`{}`: the delimiter must be one ASCII character, got {d:?}",
+                    a.name()
+                ),
+            ))
+        }
     };
     match a.func {
         StdFn::CsvParse => {
@@ -37,9 +45,16 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let rows = a.list(0)?;
             let header = match a.get(1) {
                 None => None,
-                Some(_) => Some(a.list(1)?.iter().map(|v| crate::format::to_string(&it.prog, v)).collect::<Vec<_>>()),
+                Some(_) => Some(
+                    a.list(1)?
+                        .iter()
+                        .map(|v| crate::format::to_string(&it.prog, v))
+                        .collect::<Vec<_>>(),
+                ),
             };
-            encode(it, &rows, header, delim).map(Value::str).map_err(|m| RtError::new(codes::NOT_ENCODABLE, m))
+            encode(it, &rows, header, delim)
+                .map(Value::str)
+                .map_err(|m| RtError::new(codes::NOT_ENCODABLE, m))
         }
         _ => unreachable!("csv::call got {:?}", a.func),
     }
@@ -50,7 +65,13 @@ pub(super) fn parse_for_tests(it: &mut Interp, text: &str, header: bool, elem: &
     parse(it, text, header, b',', elem).is_ok()
 }
 
-fn parse(it: &mut Interp, text: &str, header: bool, delim: u8, elem: &Ty) -> Result<Vec<Value>, String> {
+fn parse(
+    it: &mut Interp,
+    text: &str,
+    header: bool,
+    delim: u8,
+    elem: &Ty,
+) -> Result<Vec<Value>, String> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .delimiter(delim)
@@ -60,7 +81,12 @@ fn parse(it: &mut Interp, text: &str, header: bool, delim: u8, elem: &Ty) -> Res
     let names: Option<Vec<String>> = if header {
         match records.next() {
             None => return Ok(Vec::new()),
-            Some(r) => Some(r.map_err(|e| csv_why(&e))?.iter().map(|s| s.trim_start_matches('\u{feff}').to_string()).collect()),
+            Some(r) => Some(
+                r.map_err(|e| csv_why(&e))?
+                    .iter()
+                    .map(|s| s.trim_start_matches('\u{feff}').to_string())
+                    .collect(),
+            ),
         }
     } else {
         None
@@ -70,9 +96,13 @@ fn parse(it: &mut Interp, text: &str, header: bool, delim: u8, elem: &Ty) -> Res
         let rec = prog.record(*id);
         for f in &rec.fields {
             let fname = prog.name(f.name);
-            let optional = f.default.is_some() || matches!(&f.ty, Ty::Union(ts) if ts.contains(&Ty::None));
+            let optional =
+                f.default.is_some() || matches!(&f.ty, Ty::Union(ts) if ts.contains(&Ty::None));
             if !optional && !names.iter().any(|n| n == fname) {
-                return Err(format!("line 1: no column `{fname}` for `{name}` (the header has: {})", names.join(", ")));
+                return Err(format!(
+                    "line 1: no column `{fname}` for `{name}` (the header has: {})",
+                    names.join(", ")
+                ));
             }
         }
     }
@@ -86,7 +116,11 @@ fn parse(it: &mut Interp, text: &str, header: bool, delim: u8, elem: &Ty) -> Res
         let cells: Vec<&str> = r.iter().collect();
         if let Some(names) = &names {
             if cells.len() != names.len() && !(cells.len() == 1 && cells[0].is_empty()) {
-                return Err(format!("line {line}: {} cells, but the header has {}", cells.len(), names.len()));
+                return Err(format!(
+                    "line {line}: {} cells, but the header has {}",
+                    cells.len(),
+                    names.len()
+                ));
             }
         }
         if cells.len() == 1 && cells[0].is_empty() {
@@ -103,32 +137,50 @@ fn parse(it: &mut Interp, text: &str, header: bool, delim: u8, elem: &Ty) -> Res
                     if c.is_empty() && f.default.is_some() {
                         continue;
                     }
-                    d.insert(Key(Value::str(n.as_str())), cell(c, &f.ty).map_err(|w| format!("line {line}, column `{n}`: {w}"))?);
+                    d.insert(
+                        Key(Value::str(n.as_str())),
+                        cell(c, &f.ty).map_err(|w| format!("line {line}, column `{n}`: {w}"))?,
+                    );
                 }
                 let mut path = format!("line {line}");
                 it.narrow(Value::dict(d), elem, &mut path, Lenience::Strict)?
             }
             (Ty::Tuple(ts), _) => {
                 if cells.len() != ts.len() {
-                    return Err(format!("line {line}: {} cells, expected {}", cells.len(), ts.len()));
+                    return Err(format!(
+                        "line {line}: {} cells, expected {}",
+                        cells.len(),
+                        ts.len()
+                    ));
                 }
                 let mut vals = Vec::new();
                 for (i, (c, t)) in cells.iter().zip(ts).enumerate() {
-                    vals.push(cell(c, t).map_err(|w| format!("line {line}, column {}: {w}", i + 1))?);
+                    vals.push(
+                        cell(c, t).map_err(|w| format!("line {line}, column {}: {w}", i + 1))?,
+                    );
                 }
                 Value::tuple(vals)
             }
             (Ty::List(t) | Ty::TupleOf(t), _) => {
                 let mut vals = Vec::new();
                 for (i, c) in cells.iter().enumerate() {
-                    vals.push(cell(c, t).map_err(|w| format!("line {line}, column {}: {w}", i + 1))?);
+                    vals.push(
+                        cell(c, t).map_err(|w| format!("line {line}, column {}: {w}", i + 1))?,
+                    );
                 }
-                if matches!(elem, Ty::List(_)) { Value::list(vals) } else { Value::tuple(vals) }
+                if matches!(elem, Ty::List(_)) {
+                    Value::list(vals)
+                } else {
+                    Value::tuple(vals)
+                }
             }
             (Ty::Dict(_, vt), Some(names)) => {
                 let mut d = Dict::default();
                 for (n, c) in names.iter().zip(&cells) {
-                    d.insert(Key(Value::str(n.as_str())), cell(c, vt).map_err(|w| format!("line {line}, column `{n}`: {w}"))?);
+                    d.insert(
+                        Key(Value::str(n.as_str())),
+                        cell(c, vt).map_err(|w| format!("line {line}, column `{n}`: {w}"))?,
+                    );
                 }
                 Value::dict(d)
             }
@@ -151,19 +203,37 @@ pub(super) fn cell(c: &str, ty: &Ty) -> Result<Value, String> {
     let t = c.trim();
     match ty {
         Ty::Any | Ty::Str => Ok(Value::str(c)),
-        Ty::Int => t.parse::<i64>().map(Value::Int).map_err(|_| format!("expected an integer, found {c:?}")),
-        Ty::Float => t.parse::<f64>().map(Value::Float).map_err(|_| format!("expected a number, found {c:?}")),
+        Ty::Int => t
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|_| format!("expected an integer, found {c:?}")),
+        Ty::Float => t
+            .parse::<f64>()
+            .map(Value::Float)
+            .map_err(|_| format!("expected a number, found {c:?}")),
         Ty::Bool => match t {
             "true" | "True" | "TRUE" | "1" => Ok(Value::Bool(true)),
             "false" | "False" | "FALSE" | "0" => Ok(Value::Bool(false)),
             _ => Err(format!("expected true or false, found {c:?}")),
         },
-        Ty::None => if t.is_empty() { Ok(Value::None) } else { Err(format!("expected an empty cell, found {c:?}")) },
+        Ty::None => {
+            if t.is_empty() {
+                Ok(Value::None)
+            } else {
+                Err(format!("expected an empty cell, found {c:?}"))
+            }
+        }
         Ty::Literal(ms) => {
             if ms.iter().any(|m| m == c) {
                 Ok(Value::str(c))
             } else {
-                Err(format!("{c:?} is not one of {}", ms.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")))
+                Err(format!(
+                    "{c:?} is not one of {}",
+                    ms.iter()
+                        .map(|m| format!("{m:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
             }
         }
         Ty::Union(ts) => {
@@ -200,13 +270,20 @@ impl KindText for csv::Error {
     fn kind_text(&self) -> String {
         match self.kind() {
             csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".into(),
-            csv::ErrorKind::UnequalLengths { expected_len, len, .. } => format!("{len} cells, expected {expected_len}"),
+            csv::ErrorKind::UnequalLengths {
+                expected_len, len, ..
+            } => format!("{len} cells, expected {expected_len}"),
             _ => self.to_string(),
         }
     }
 }
 
-fn encode(it: &Interp, rows: &[Value], header: Option<Vec<String>>, delim: u8) -> Result<String, String> {
+fn encode(
+    it: &Interp,
+    rows: &[Value],
+    header: Option<Vec<String>>,
+    delim: u8,
+) -> Result<String, String> {
     let p = &it.prog;
     let mut w = csv::WriterBuilder::new()
         .delimiter(delim)
@@ -221,7 +298,13 @@ fn encode(it: &Interp, rows: &[Value], header: Option<Vec<String>>, delim: u8) -
     let mut cols = header;
     if cols.is_none() {
         cols = match rows.first() {
-            Some(Value::Record(r)) => Some(p.record(r.ty).fields.iter().map(|f| p.name(f.name).to_string()).collect()),
+            Some(Value::Record(r)) => Some(
+                p.record(r.ty)
+                    .fields
+                    .iter()
+                    .map(|f| p.name(f.name).to_string())
+                    .collect(),
+            ),
             Some(Value::Dict(d)) => Some(d.borrow().keys().map(|k| text(&k.0)).collect()),
             _ => None,
         };
@@ -236,13 +319,25 @@ fn encode(it: &Interp, rows: &[Value], header: Option<Vec<String>>, delim: u8) -
             Value::Dict(d) => {
                 let d = d.borrow();
                 match &cols {
-                    Some(cols) => cols.iter().map(|c| d.get(&Key(Value::str(c.as_str()))).map(text).unwrap_or_default()).collect(),
+                    Some(cols) => cols
+                        .iter()
+                        .map(|c| {
+                            d.get(&Key(Value::str(c.as_str())))
+                                .map(text)
+                                .unwrap_or_default()
+                        })
+                        .collect(),
                     None => d.values().map(text).collect(),
                 }
             }
             Value::List(l) => l.borrow().iter().map(text).collect(),
             Value::Tuple(t) => t.iter().map(text).collect(),
-            other => return Err(format!("`csv.encode`: row {i} is a `{}`, not a record, dict, list or tuple", other.type_name())),
+            other => {
+                return Err(format!(
+                    "`csv.encode`: row {i} is a `{}`, not a record, dict, list or tuple",
+                    other.type_name()
+                ))
+            }
         };
         w.write_record(&cells).map_err(io)?;
     }

@@ -20,8 +20,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let call = a.name();
             let r = it.host().effect(&a.effect(Kind::Env, &name, &call), |s| {
                 let v = std::env::var(&name).map_err(|e| match e {
-                    std::env::VarError::NotPresent => format!("the environment variable {name} is not set"),
-                    std::env::VarError::NotUnicode(_) => format!("the environment variable {name} is not valid UTF-8"),
+                    std::env::VarError::NotPresent => {
+                        format!("the environment variable {name} is not set")
+                    }
+                    std::env::VarError::NotUnicode(_) => {
+                        format!("the environment variable {name} is not valid UTF-8")
+                    }
                 })?;
                 s.observe(Observation::Value);
                 Ok(v)

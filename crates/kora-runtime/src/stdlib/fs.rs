@@ -50,7 +50,9 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 s.observe(Observation::Read(&bytes));
                 Ok(bytes.into_iter().map(i64::from).collect::<Vec<i64>>())
             })?;
-            Ok(outcome(r, |b| Value::list(b.into_iter().map(Value::Int).collect())))
+            Ok(outcome(r, |b| {
+                Value::list(b.into_iter().map(Value::Int).collect())
+            }))
         }
         StdFn::FsWrite | StdFn::FsAppend => {
             let p = a.str(0)?.to_string();
@@ -117,11 +119,16 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let absolute = Path::new(&pattern).is_absolute();
             let full = host.resolve(&pattern).to_string_lossy().into_owned();
             let r = host.effect(&a.effect(Kind::FsRead, &pattern, &name), |s| {
-                let paths = glob::glob(&full).map_err(|e| format!("bad glob pattern {pattern:?}: {}", e.msg))?;
+                let paths = glob::glob(&full)
+                    .map_err(|e| format!("bad glob pattern {pattern:?}: {}", e.msg))?;
                 let mut out = Vec::new();
                 for p in paths {
                     let p = p.map_err(|e| io_why(&e.path().to_string_lossy(), e.error()))?;
-                    let shown = if absolute { p.as_path() } else { p.strip_prefix(&base).unwrap_or(&p) };
+                    let shown = if absolute {
+                        p.as_path()
+                    } else {
+                        p.strip_prefix(&base).unwrap_or(&p)
+                    };
                     out.push(shown.to_string_lossy().replace('\\', "/"));
                 }
                 out.sort();

@@ -39,7 +39,12 @@ impl Recordable for Resp {
             .get("headers")?
             .as_array()?
             .iter()
-            .map(|h| Some((h.get(0)?.as_str()?.to_string(), h.get(1)?.as_str()?.to_string())))
+            .map(|h| {
+                Some((
+                    h.get(0)?.as_str()?.to_string(),
+                    h.get(1)?.as_str()?.to_string(),
+                ))
+            })
             .collect::<Option<_>>()?;
         Some(Resp {
             status: u16::try_from(j.get("status")?.as_u64()?).ok()?,
@@ -81,16 +86,22 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     let headers = a.str_dict(hi)?;
     let timeout = a.float(ti, DEFAULT_TIMEOUT)?;
     if !(timeout > 0.0 && timeout <= 3600.0) {
-        return Err(RtError::new(codes::STD_VALUE, format!("`{name}`: timeout must be between 0 and 3600 seconds, got {timeout}")));
+        return Err(RtError::new(
+            codes::STD_VALUE,
+            format!("`{name}`: timeout must be between 0 and 3600 seconds, got {timeout}"),
+        ));
     }
     let timeout = Duration::from_secs_f64(timeout);
     let body = if post {
         match a.get(1) {
             None => Some((String::new(), None)),
-            Some(Value::Str(s)) => Some((s.as_str().to_string(), Some("text/plain; charset=utf-8"))),
+            Some(Value::Str(s)) => {
+                Some((s.as_str().to_string(), Some("text/plain; charset=utf-8")))
+            }
             Some(v) => {
                 let mut s = String::new();
-                super::json::encode(&it.prog, v, None, 0, &mut s).map_err(|m| RtError::new(codes::NOT_ENCODABLE, m))?;
+                super::json::encode(&it.prog, v, None, 0, &mut s)
+                    .map_err(|m| RtError::new(codes::NOT_ENCODABLE, m))?;
                 Some((s, Some("application/json")))
             }
         }
@@ -105,7 +116,10 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         loop {
             match attempt(&agent, &url, &headers, body.as_ref(), timeout) {
                 Ok(resp) => {
-                    s.observe(Observation::Response { status: resp.status, bytes: resp.body.len() as u64 });
+                    s.observe(Observation::Response {
+                        status: resp.status,
+                        bytes: resp.body.len() as u64,
+                    });
                     return Ok(resp);
                 }
                 Err(f) if f.retry && !post && s.attempt() < ATTEMPTS => {
@@ -114,7 +128,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 }
                 Err(f) => {
                     let tries = s.attempt();
-                    let why = if tries > 1 { format!("{} (after {tries} attempts)", f.why) } else { f.why };
+                    let why = if tries > 1 {
+                        format!("{} (after {tries} attempts)", f.why)
+                    } else {
+                        f.why
+                    };
                     return Err(why);
                 }
             }
@@ -129,14 +147,22 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         if resp.body.chars().count() > 200 {
             excerpt.push_str("...");
         }
-        return Ok(err(format!("HTTP {} from {url}: {}", resp.status, excerpt.trim())));
+        return Ok(err(format!(
+            "HTTP {} from {url}: {}",
+            resp.status,
+            excerpt.trim()
+        )));
     }
     let mut hd = Dict::default();
     for (k, v) in &resp.headers {
         hd.insert(Key(Value::str(k.as_str())), Value::str(v.as_str()));
     }
     // Seam for labels: the body becomes `unverified` here.
-    let fields = vec![Value::Int(resp.status as i64), Value::str(resp.body), Value::dict(hd)];
+    let fields = vec![
+        Value::Int(resp.status as i64),
+        Value::str(resp.body),
+        Value::dict(hd),
+    ];
     Ok(ok(match it.host().types.response {
         Some(t) => it.std_record(t, fields),
         None => Value::tuple(fields),
@@ -161,14 +187,22 @@ fn attempt(
 ) -> Result<Resp, Failure> {
     let sent = match body {
         None => {
-            let mut rb = agent.get(url).config().timeout_global(Some(timeout)).build();
+            let mut rb = agent
+                .get(url)
+                .config()
+                .timeout_global(Some(timeout))
+                .build();
             for (k, v) in headers {
                 rb = rb.header(k.as_str(), v.as_str());
             }
             rb.call()
         }
         Some((text, ctype)) => {
-            let mut rb = agent.post(url).config().timeout_global(Some(timeout)).build();
+            let mut rb = agent
+                .post(url)
+                .config()
+                .timeout_global(Some(timeout))
+                .build();
             let mut has_type = false;
             for (k, v) in headers {
                 has_type |= k.eq_ignore_ascii_case("content-type");
@@ -185,7 +219,12 @@ fn attempt(
     let headers: Vec<(String, String)> = resp
         .headers()
         .iter()
-        .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect();
     let after = headers
         .iter()
@@ -199,23 +238,53 @@ fn attempt(
         .read_to_string()
         .map_err(|e| failure(e, url, timeout))?;
     if kora_models::retry::status_retryable(status) {
-        return Err(Failure { why: format!("HTTP {status} from {url}"), retry: true, after });
+        return Err(Failure {
+            why: format!("HTTP {status} from {url}"),
+            retry: true,
+            after,
+        });
     }
-    Ok(Resp { status, body, headers })
+    Ok(Resp {
+        status,
+        body,
+        headers,
+    })
 }
 
 fn failure(e: ureq::Error, url: &str, timeout: Duration) -> Failure {
     let (why, retry) = match e {
-        ureq::Error::Timeout(_) => (format!("timed out after {:.3} s waiting for {url}", timeout.as_secs_f64()), true),
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut || io.kind() == std::io::ErrorKind::WouldBlock => {
-            (format!("timed out after {:.3} s waiting for {url}", timeout.as_secs_f64()), true)
+        ureq::Error::Timeout(_) => (
+            format!(
+                "timed out after {:.3} s waiting for {url}",
+                timeout.as_secs_f64()
+            ),
+            true,
+        ),
+        ureq::Error::Io(io)
+            if io.kind() == std::io::ErrorKind::TimedOut
+                || io.kind() == std::io::ErrorKind::WouldBlock =>
+        {
+            (
+                format!(
+                    "timed out after {:.3} s waiting for {url}",
+                    timeout.as_secs_f64()
+                ),
+                true,
+            )
         }
         ureq::Error::Io(io) => (format!("{url}: {io}"), true),
         ureq::Error::ConnectionFailed => (format!("could not connect to {url}"), true),
         ureq::Error::HostNotFound => (format!("host not found for {url}"), false),
-        ureq::Error::BodyExceedsLimit(n) => (format!("the response from {url} is larger than {n} bytes"), false),
+        ureq::Error::BodyExceedsLimit(n) => (
+            format!("the response from {url} is larger than {n} bytes"),
+            false,
+        ),
         ureq::Error::BadUri(u) => (format!("bad URL {u:?}"), false),
         other => (format!("{url}: {other}"), false),
     };
-    Failure { why, retry, after: None }
+    Failure {
+        why,
+        retry,
+        after: None,
+    }
 }

@@ -69,7 +69,11 @@ fn describe(e: &serde_json::Error) -> String {
     if e.line() == 0 {
         format!("invalid JSON: {msg}")
     } else {
-        format!("invalid JSON at line {}, column {}: {msg}", e.line(), e.column())
+        format!(
+            "invalid JSON at line {}, column {}: {msg}",
+            e.line(),
+            e.column()
+        )
     }
 }
 
@@ -135,11 +139,22 @@ impl<'de> Visitor<'de> for Build {
 }
 
 /// Python's `json.dumps` layout (`", "` and `": "`, or `indent` spaces per level), UTF-8 kept as is.
-pub fn encode(p: &Program, v: &Value, indent: Option<usize>, depth: usize, out: &mut String) -> Result<(), String> {
+pub fn encode(
+    p: &Program,
+    v: &Value,
+    indent: Option<usize>,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), String> {
     if depth > 500 {
         return Err("`json.encode`: the value nests deeper than 500 levels (a cycle?)".into());
     }
-    let items = |out: &mut String, n: usize, open: char, close: char, f: &mut dyn FnMut(&mut String, usize) -> Result<(), String>| -> Result<(), String> {
+    let items = |out: &mut String,
+                 n: usize,
+                 open: char,
+                 close: char,
+                 f: &mut dyn FnMut(&mut String, usize) -> Result<(), String>|
+     -> Result<(), String> {
         out.push(open);
         if n == 0 {
             out.push(close);
@@ -173,20 +188,28 @@ pub fn encode(p: &Program, v: &Value, indent: Option<usize>, depth: usize, out: 
         }
         Value::Float(f) => {
             if !f.is_finite() {
-                return Err(format!("`json.encode`: {f} has no JSON form (JSON has no NaN or infinity)"));
+                return Err(format!(
+                    "`json.encode`: {f} has no JSON form (JSON has no NaN or infinity)"
+                ));
             }
             crate::format::repr(p, v, out);
         }
         Value::Str(s) => quote(s.as_str(), out),
         Value::List(l) => {
             let l = l.borrow();
-            items(out, l.len(), '[', ']', &mut |o, i| encode(p, &l[i], indent, depth + 1, o))?;
+            items(out, l.len(), '[', ']', &mut |o, i| {
+                encode(p, &l[i], indent, depth + 1, o)
+            })?;
         }
-        Value::Tuple(t) => items(out, t.len(), '[', ']', &mut |o, i| encode(p, &t[i], indent, depth + 1, o))?,
+        Value::Tuple(t) => items(out, t.len(), '[', ']', &mut |o, i| {
+            encode(p, &t[i], indent, depth + 1, o)
+        })?,
         Value::Set(s) => {
             let s = s.borrow();
             let v: Vec<&Key> = s.iter().collect();
-            items(out, v.len(), '[', ']', &mut |o, i| encode(p, &v[i].0, indent, depth + 1, o))?;
+            items(out, v.len(), '[', ']', &mut |o, i| {
+                encode(p, &v[i].0, indent, depth + 1, o)
+            })?;
         }
         Value::Dict(d) => {
             let d = d.borrow();
@@ -215,7 +238,12 @@ pub fn encode(p: &Program, v: &Value, indent: Option<usize>, depth: usize, out: 
         }
         Value::Native(n) => match n.as_ref() {
             Native::DateTime(z) => quote(&super::time::iso(z), out),
-            other => return Err(format!("`json.encode`: a `{}` has no JSON form", other.type_name())),
+            other => {
+                return Err(format!(
+                    "`json.encode`: a `{}` has no JSON form",
+                    other.type_name()
+                ))
+            }
         },
         Value::Cell(c) => encode(p, &c.borrow(), indent, depth, out)?,
         other => {

@@ -187,7 +187,11 @@ impl Args {
     }
 
     fn param(&self, i: usize) -> &'static str {
-        std_api::member(self.func).params.get(i).map(|p| p.0).unwrap_or("?")
+        std_api::member(self.func)
+            .params
+            .get(i)
+            .map(|p| p.0)
+            .unwrap_or("?")
     }
 
     pub fn get(&self, i: usize) -> Option<&Value> {

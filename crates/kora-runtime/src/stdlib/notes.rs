@@ -39,7 +39,9 @@ pub fn valid_run_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
         && !id.starts_with('.')
-        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 fn file_of(project_dir: &Path, run_id: &str) -> PathBuf {
@@ -66,17 +68,24 @@ pub fn list_runs(project_dir: &Path) -> Result<Vec<String>, NotesError> {
 /// A run's notes, each key with its latest value as JSON text, in first-written order.
 pub fn read_notes(project_dir: &Path, run_id: &str) -> Result<Vec<(String, String)>, NotesError> {
     if !valid_run_id(run_id) {
-        return Err(NotesError(format!("{run_id:?} is not a run id (letters, digits, `-`, `_`, `.`)")));
+        return Err(NotesError(format!(
+            "{run_id:?} is not a run id (letters, digits, `-`, `_`, `.`)"
+        )));
     }
     let path = file_of(project_dir, run_id);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            NotesError(format!("run {run_id} has no notes under {}", notes_root(project_dir).display()))
+            NotesError(format!(
+                "run {run_id} has no notes under {}",
+                notes_root(project_dir).display()
+            ))
         } else {
             NotesError(format!("cannot read {}: {e}", path.display()))
         }
     })?;
-    fold(&text).map(|m| m.into_iter().collect()).map_err(|m| NotesError(format!("{}: {m}", path.display())))
+    fold(&text)
+        .map(|m| m.into_iter().collect())
+        .map_err(|m| NotesError(format!("{}: {m}", path.display())))
 }
 
 /// Latest value per key. A torn last line (a crash mid-append) is ignored, not fatal.
@@ -107,8 +116,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         StdFn::NotesWrite => {
             let key = a.str(0)?.to_string();
             let mut value = String::new();
-            super::json::encode(&it.prog, a.value(1)?, None, 0, &mut value)
-                .map_err(|m| RtError::new(codes::NOT_ENCODABLE, format!("{m} (a note must be JSON-shaped)")))?;
+            super::json::encode(&it.prog, a.value(1)?, None, 0, &mut value).map_err(|m| {
+                RtError::new(
+                    codes::NOT_ENCODABLE,
+                    format!("{m} (a note must be JSON-shaped)"),
+                )
+            })?;
             let host = it.host();
             let path = file_of(&host.project_dir, &host.run_id);
             let r = host.effect(&a.effect(Kind::Notes, &key, &call), |_| {
@@ -116,14 +129,16 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 // `{"key": K}` + `, "value": V}`: the value is already JSON text.
                 let line = format!("{}, \"value\": {value}}}\n", &line[..line.len() - 1]);
                 if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
                 }
                 let mut f = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
                     .open(&path)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                f.write_all(line.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                f.write_all(line.as_bytes())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 Ok(())
             })?;
             Ok(match r {
@@ -132,7 +147,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             })
         }
         StdFn::NotesRead | StdFn::NotesKeys => {
-            let key = if a.func == StdFn::NotesRead { a.str(0)?.to_string() } else { String::new() };
+            let key = if a.func == StdFn::NotesRead {
+                a.str(0)?.to_string()
+            } else {
+                String::new()
+            };
             let host = it.host();
             let path = file_of(&host.project_dir, &host.run_id);
             let keys = a.func == StdFn::NotesKeys;

@@ -15,20 +15,30 @@ const SEEDS: &[&str] = &[
 ];
 
 fn mutated() -> impl Strategy<Value = String> {
-    (0..SEEDS.len(), any::<usize>(), any::<usize>(), any::<char>()).prop_map(|(i, cut, at, c)| {
-        let s: Vec<char> = SEEDS[i].chars().collect();
-        let cut = cut % (s.len() + 1);
-        let mut v: Vec<char> = s[..cut].to_vec();
-        if !v.is_empty() {
-            let at = at % v.len();
-            v[at] = c;
-        }
-        v.into_iter().collect()
-    })
+    (
+        0..SEEDS.len(),
+        any::<usize>(),
+        any::<usize>(),
+        any::<char>(),
+    )
+        .prop_map(|(i, cut, at, c)| {
+            let s: Vec<char> = SEEDS[i].chars().collect();
+            let cut = cut % (s.len() + 1);
+            let mut v: Vec<char> = s[..cut].to_vec();
+            if !v.is_empty() {
+                let at = at % v.len();
+                v[at] = c;
+            }
+            v.into_iter().collect()
+        })
 }
 
 fn text() -> impl Strategy<Value = String> {
-    prop_oneof![any::<String>(), mutated(), "[\\[\\]{}:,\"'&<>!/a-z0-9 \n-]{0,64}"]
+    prop_oneof![
+        any::<String>(),
+        mutated(),
+        "[\\[\\]{}:,\"'&<>!/a-z0-9 \n-]{0,64}"
+    ]
 }
 
 fn with_interp(f: impl FnOnce(&mut crate::Interp)) {

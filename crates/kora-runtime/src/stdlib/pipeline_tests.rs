@@ -39,13 +39,20 @@ impl Observer for Watch {
     }
     fn terminal(&mut self, e: &Effect, ok: bool, record: &dyn Fn() -> Json) {
         if e.call == "fs.read" {
-            self.log.0.borrow_mut().push(format!("end {ok} {}", record()));
+            self.log
+                .0
+                .borrow_mut()
+                .push(format!("end {ok} {}", record()));
         }
     }
 }
 
 fn run(source: &str, frozen_clock: Option<Json>) -> (String, Vec<String>) {
-    let d = std::env::temp_dir().join(format!("kora-pipeline-{}-{}", std::process::id(), source.len()));
+    let d = std::env::temp_dir().join(format!(
+        "kora-pipeline-{}-{}",
+        std::process::id(),
+        source.len()
+    ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     let p = d.join("main.ko");
@@ -59,7 +66,10 @@ fn run(source: &str, frozen_clock: Option<Json>) -> (String, Vec<String>) {
         it.set_run(super::RunSettings {
             run_id: Some("t".into()),
             args: Vec::new(),
-            observers: vec![Box::new(Watch { log: log.clone(), frozen_clock })],
+            observers: vec![Box::new(Watch {
+                log: log.clone(),
+                frozen_clock,
+            })],
         });
         it.run_main().expect("runs");
     }

@@ -14,7 +14,11 @@ use crate::interp::Interp;
 use crate::value::Value;
 
 /// One draw through the pipeline, so a journal can replay it.
-fn draw<T: Recordable>(it: &mut Interp, a: &Args, f: impl FnOnce(&mut fastrand::Rng) -> T) -> RtResult<T> {
+fn draw<T: Recordable>(
+    it: &mut Interp,
+    a: &Args,
+    f: impl FnOnce(&mut fastrand::Rng) -> T,
+) -> RtResult<T> {
     let call = a.name();
     let host = it.host();
     let mut rng = host.rng.clone();
@@ -37,14 +41,20 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         StdFn::RandomRandint => {
             let (lo, hi) = (a.int(0, 0)?, a.int(1, 0)?);
             if lo > hi {
-                return Err(RtError::new(codes::STD_VALUE, format!("`random.randint({lo}, {hi})`: the range is empty")));
+                return Err(RtError::new(
+                    codes::STD_VALUE,
+                    format!("`random.randint({lo}, {hi})`: the range is empty"),
+                ));
             }
             Ok(Value::Int(draw(it, &a, |r| r.i64(lo..=hi))?))
         }
         StdFn::RandomChoice => {
             let items = a.list(0)?;
             if items.is_empty() {
-                return Err(RtError::new(codes::STD_VALUE, "`random.choice` of an empty list"));
+                return Err(RtError::new(
+                    codes::STD_VALUE,
+                    "`random.choice` of an empty list",
+                ));
             }
             let n = items.len() as u64;
             let i = draw(it, &a, |r| r.u64(..n))?;
@@ -66,7 +76,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             for i in order {
                 match old.get(i as usize) {
                     Some(v) => new.push(v.clone()),
-                    None => return Err(RtError::new(codes::EFFECT_REFUSED, "a replayed shuffle does not fit this list")),
+                    None => {
+                        return Err(RtError::new(
+                            codes::EFFECT_REFUSED,
+                            "a replayed shuffle does not fit this list",
+                        ))
+                    }
                 }
             }
             *l.borrow_mut() = new;
@@ -76,7 +91,10 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let items = a.list(0)?;
             let k = a.int(1, 0)?;
             if k < 0 || k as usize > items.len() {
-                return Err(RtError::new(codes::STD_VALUE, format!("`random.sample`: cannot take {k} of {} items", items.len())));
+                return Err(RtError::new(
+                    codes::STD_VALUE,
+                    format!("`random.sample`: cannot take {k} of {} items", items.len()),
+                ));
             }
             let n = items.len();
             let picked: Vec<u64> = draw(it, &a, |r| {
@@ -93,7 +111,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             for i in picked {
                 match items.get(i as usize) {
                     Some(v) => out.push(v.clone()),
-                    None => return Err(RtError::new(codes::EFFECT_REFUSED, "a replayed sample does not fit this list")),
+                    None => {
+                        return Err(RtError::new(
+                            codes::EFFECT_REFUSED,
+                            "a replayed sample does not fit this list",
+                        ))
+                    }
                 }
             }
             Ok(Value::list(out))

@@ -43,7 +43,10 @@ fn compile(pattern: &str) -> Result<Regex, String> {
         .size_limit(1 << 24)
         .build()
         .map_err(|e| match e {
-            regex::Error::Syntax(s) => format!("invalid pattern `{pattern}`: {}", s.lines().last().unwrap_or(&s).trim_start_matches("error: ")),
+            regex::Error::Syntax(s) => format!(
+                "invalid pattern `{pattern}`: {}",
+                s.lines().last().unwrap_or(&s).trim_start_matches("error: ")
+            ),
             regex::Error::CompiledTooBig(_) => format!("pattern `{pattern}` is too large"),
             other => format!("invalid pattern `{pattern}`: {other}"),
         })
@@ -59,7 +62,9 @@ fn chars(text: &str, byte: usize) -> i64 {
 }
 
 fn group(c: &regex::Captures, i: usize) -> Value {
-    c.get(i).map(|m| Value::str(m.as_str())).unwrap_or(Value::None)
+    c.get(i)
+        .map(|m| Value::str(m.as_str()))
+        .unwrap_or(Value::None)
 }
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
@@ -73,11 +78,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             Err(why) => err(why),
         });
     }
-    let re = it
-        .host()
-        .regexes
-        .get(pattern)
-        .map_err(|why| RtError::new(codes::BAD_PATTERN, format!("{why}; validate patterns from data with `re.check`")))?;
+    let re = it.host().regexes.get(pattern).map_err(|why| {
+        RtError::new(
+            codes::BAD_PATTERN,
+            format!("{why}; validate patterns from data with `re.check`"),
+        )
+    })?;
     let match_ty = it.host().types.re_match;
     let make_match = |it: &Interp, text: &str, c: &regex::Captures| -> Value {
         let whole = c.get(0).expect("group 0 always matches");
@@ -117,8 +123,16 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 (Some(c), _) => Some(c),
                 (None, StdFn::ReSearch) => None,
                 (None, f) => {
-                    let anchored = if f == StdFn::ReMatch { format!("^(?:{pattern})") } else { format!("^(?:{pattern})$") };
-                    let r2 = it.host().regexes.get(&anchored).map_err(|why| RtError::new(codes::BAD_PATTERN, why))?;
+                    let anchored = if f == StdFn::ReMatch {
+                        format!("^(?:{pattern})")
+                    } else {
+                        format!("^(?:{pattern})$")
+                    };
+                    let r2 = it
+                        .host()
+                        .regexes
+                        .get(&anchored)
+                        .map_err(|why| RtError::new(codes::BAD_PATTERN, why))?;
                     let c = r2.captures(text);
                     return Ok(match c {
                         Some(c) => {
@@ -136,13 +150,18 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         }
         StdFn::ReFinditer => {
             let text = a.str(1)?;
-            let all = re.captures_iter(text).map(|c| make_match(it, text, &c)).collect();
+            let all = re
+                .captures_iter(text)
+                .map(|c| make_match(it, text, &c))
+                .collect();
             Ok(Value::list(all))
         }
         StdFn::ReFindall => {
             let text = a.str(1)?;
             let n = re.captures_len() - 1;
-            let text_of = |c: &regex::Captures, i: usize| Value::str(c.get(i).map(|m| m.as_str()).unwrap_or(""));
+            let text_of = |c: &regex::Captures, i: usize| {
+                Value::str(c.get(i).map(|m| m.as_str()).unwrap_or(""))
+            };
             let all = re
                 .captures_iter(text)
                 .map(|c| match n {
@@ -158,9 +177,15 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let text = a.str(2)?;
             let count = a.int(3, 0)?;
             if count < 0 {
-                return Err(RtError::new(codes::STD_VALUE, "`re.sub(count=...)` must not be negative"));
+                return Err(RtError::new(
+                    codes::STD_VALUE,
+                    "`re.sub(count=...)` must not be negative",
+                ));
             }
-            Ok(Value::str(re.replacen(text, count as usize, repl.as_str()).into_owned()))
+            Ok(Value::str(
+                re.replacen(text, count as usize, repl.as_str())
+                    .into_owned(),
+            ))
         }
         StdFn::ReSplit => {
             let text = a.str(1)?;

@@ -28,7 +28,11 @@ pub struct Db {
 
 impl Db {
     pub fn label(&self) -> String {
-        let state = if self.conn.borrow().is_some() { "" } else { " (closed)" };
+        let state = if self.conn.borrow().is_some() {
+            ""
+        } else {
+            " (closed)"
+        };
         format!("{:?}{state}", self.path)
     }
 }
@@ -43,7 +47,9 @@ fn sql_json(v: &Sql) -> Json {
     match v {
         Sql::Null => Json::Null,
         Sql::Integer(i) => Json::from(*i),
-        Sql::Real(f) => serde_json::Number::from_f64(*f).map(Json::Number).unwrap_or(Json::Null),
+        Sql::Real(f) => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .unwrap_or(Json::Null),
         Sql::Text(s) => Json::String(s.clone()),
         Sql::Blob(b) => Json::Array(b.iter().map(|x| Json::from(*x)).collect()),
     }
@@ -57,7 +63,11 @@ fn json_sql(j: &Json) -> Option<Sql> {
             None => Sql::Real(n.as_f64()?),
         },
         Json::String(s) => Sql::Text(s.clone()),
-        Json::Array(a) => Sql::Blob(a.iter().map(|x| x.as_u64().map(|b| b as u8)).collect::<Option<_>>()?),
+        Json::Array(a) => Sql::Blob(
+            a.iter()
+                .map(|x| x.as_u64().map(|b| b as u8))
+                .collect::<Option<_>>()?,
+        ),
         _ => return None,
     })
 }
@@ -70,12 +80,22 @@ impl Recordable for Rows {
         })
     }
     fn from_record(j: &Json) -> Option<Rows> {
-        let cols = j.get("cols")?.as_array()?.iter().map(|c| c.as_str().map(str::to_string)).collect::<Option<_>>()?;
+        let cols = j
+            .get("cols")?
+            .as_array()?
+            .iter()
+            .map(|c| c.as_str().map(str::to_string))
+            .collect::<Option<_>>()?;
         let rows = j
             .get("rows")?
             .as_array()?
             .iter()
-            .map(|r| r.as_array()?.iter().map(json_sql).collect::<Option<Vec<_>>>())
+            .map(|r| {
+                r.as_array()?
+                    .iter()
+                    .map(json_sql)
+                    .collect::<Option<Vec<_>>>()
+            })
             .collect::<Option<_>>()?;
         Some(Rows { cols, rows })
     }
@@ -86,10 +106,15 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     if a.func == StdFn::SqlOpen {
         let p = a.str(0)?.to_string();
         let host = it.host();
-        let full = if p == ":memory:" { p.clone() } else { host.resolve(&p).to_string_lossy().into_owned() };
+        let full = if p == ":memory:" {
+            p.clone()
+        } else {
+            host.resolve(&p).to_string_lossy().into_owned()
+        };
         let mut conn = None;
         let r = host.effect(&a.effect(Kind::SqlRead, &p, &name), |_| {
-            let c = rusqlite::Connection::open(&full).map_err(|e| format!("cannot open `{p}`: {e}"))?;
+            let c =
+                rusqlite::Connection::open(&full).map_err(|e| format!("cannot open `{p}`: {e}"))?;
             conn = Some(c);
             Ok(())
         })?;
@@ -109,10 +134,18 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     }
     let handle = match &a.recv {
         Some(Value::Native(n)) => n.clone(),
-        _ => return Err(RtError::new(codes::TYPE, format!("`{name}` needs a `sql.Db`"))),
+        _ => {
+            return Err(RtError::new(
+                codes::TYPE,
+                format!("`{name}` needs a `sql.Db`"),
+            ))
+        }
     };
     let Native::Db(db) = handle.as_ref() else {
-        return Err(RtError::new(codes::TYPE, format!("`{name}` needs a `sql.Db`")));
+        return Err(RtError::new(
+            codes::TYPE,
+            format!("`{name}` needs a `sql.Db`"),
+        ));
     };
     match a.func {
         StdFn::DbClose => {
@@ -169,7 +202,9 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             } else {
                 let mut all = Vec::new();
                 for (i, row) in a.list(1)?.iter().enumerate() {
-                    all.push(to_params(row).map_err(|m| RtError::new(codes::TYPE, format!("`{name}`: row {i}: {m}")))?);
+                    all.push(to_params(row).map_err(|m| {
+                        RtError::new(codes::TYPE, format!("`{name}`: row {i}: {m}"))
+                    })?);
                 }
                 all
             };
@@ -183,8 +218,10 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                     changed += match p {
                         Params::Pos(v) => stmt.execute(rusqlite::params_from_iter(v.iter())),
                         Params::Named(v) => {
-                            let refs: Vec<(&str, &dyn rusqlite::ToSql)> =
-                                v.iter().map(|(k, x)| (k.as_str(), x as &dyn rusqlite::ToSql)).collect();
+                            let refs: Vec<(&str, &dyn rusqlite::ToSql)> = v
+                                .iter()
+                                .map(|(k, x)| (k.as_str(), x as &dyn rusqlite::ToSql))
+                                .collect();
                             stmt.execute(refs.as_slice())
                         }
                     }
@@ -210,14 +247,25 @@ enum Params {
 fn params(a: &Args, i: usize) -> RtResult<Params> {
     match a.get(i) {
         None => Ok(Params::Pos(Vec::new())),
-        Some(v) => to_params(v).map_err(|m| RtError::new(codes::TYPE, format!("`{}`: {m}", a.name()))),
+        Some(v) => {
+            to_params(v).map_err(|m| RtError::new(codes::TYPE, format!("`{}`: {m}", a.name())))
+        }
     }
 }
 
 fn to_params(v: &Value) -> Result<Params, String> {
     match v {
-        Value::List(l) => l.borrow().iter().map(to_sql).collect::<Result<_, _>>().map(Params::Pos),
-        Value::Tuple(t) => t.iter().map(to_sql).collect::<Result<_, _>>().map(Params::Pos),
+        Value::List(l) => l
+            .borrow()
+            .iter()
+            .map(to_sql)
+            .collect::<Result<_, _>>()
+            .map(Params::Pos),
+        Value::Tuple(t) => t
+            .iter()
+            .map(to_sql)
+            .collect::<Result<_, _>>()
+            .map(Params::Pos),
         Value::Dict(d) => {
             let mut out = Vec::new();
             for (k, x) in d.borrow().iter() {
@@ -225,12 +273,19 @@ fn to_params(v: &Value) -> Result<Params, String> {
                     return Err("named parameters need `str` keys".into());
                 };
                 let k = k.as_str();
-                let name = if k.starts_with([':', '@', '$']) { k.to_string() } else { format!(":{k}") };
+                let name = if k.starts_with([':', '@', '$']) {
+                    k.to_string()
+                } else {
+                    format!(":{k}")
+                };
                 out.push((name, to_sql(x)?));
             }
             Ok(Params::Named(out))
         }
-        other => Err(format!("parameters are a list, a tuple or a dict, not a `{}`", other.type_name())),
+        other => Err(format!(
+            "parameters are a list, a tuple or a dict, not a `{}`",
+            other.type_name()
+        )),
     }
 }
 
@@ -261,19 +316,31 @@ fn to_value(v: Sql) -> Value {
 
 fn query(conn: &rusqlite::Connection, text: &str, p: &Params) -> Result<Rows, String> {
     let mut stmt = conn.prepare_cached(text).map_err(|e| sql_why(&e))?;
-    let cols: Vec<String> = stmt.column_names().into_iter().map(str::to_string).collect();
+    let cols: Vec<String> = stmt
+        .column_names()
+        .map(str::to_string)
+        .collect();
     let n = cols.len();
     let collect = |row: &rusqlite::Row| -> rusqlite::Result<Vec<Sql>> {
         (0..n).map(|i| row.get_ref(i).map(owned)).collect()
     };
     let rows: rusqlite::Result<Vec<Vec<Sql>>> = match p {
-        Params::Pos(v) => stmt.query_map(rusqlite::params_from_iter(v.iter()), collect).and_then(|r| r.collect()),
+        Params::Pos(v) => stmt
+            .query_map(rusqlite::params_from_iter(v.iter()), collect)
+            .and_then(|r| r.collect()),
         Params::Named(v) => {
-            let refs: Vec<(&str, &dyn rusqlite::ToSql)> = v.iter().map(|(k, x)| (k.as_str(), x as &dyn rusqlite::ToSql)).collect();
-            stmt.query_map(refs.as_slice(), collect).and_then(|r| r.collect())
+            let refs: Vec<(&str, &dyn rusqlite::ToSql)> = v
+                .iter()
+                .map(|(k, x)| (k.as_str(), x as &dyn rusqlite::ToSql))
+                .collect();
+            stmt.query_map(refs.as_slice(), collect)
+                .and_then(|r| r.collect())
         }
     };
-    Ok(Rows { cols, rows: rows.map_err(|e| sql_why(&e))? })
+    Ok(Rows {
+        cols,
+        rows: rows.map_err(|e| sql_why(&e))?,
+    })
 }
 
 fn owned(v: ValueRef) -> Sql {

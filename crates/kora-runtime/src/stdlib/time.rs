@@ -34,7 +34,11 @@ pub fn python_str(z: &ZonedDateTime) -> String {
 
 fn stamp(z: &ZonedDateTime, sep: char) -> String {
     let micros = z.subsec_nanosecond() / 1000;
-    let frac = if micros == 0 { String::new() } else { format!(".{micros:06}") };
+    let frac = if micros == 0 {
+        String::new()
+    } else {
+        format!(".{micros:06}")
+    };
     let offset = z.offset().seconds();
     let sign = if offset < 0 { '-' } else { '+' };
     let o = offset.unsigned_abs();
@@ -68,22 +72,36 @@ fn zone(name: &str) -> Result<TimeZone, String> {
     if name.eq_ignore_ascii_case("utc") || name == "Z" {
         return Ok(TimeZone::UTC);
     }
-    TimeZone::get(name).map_err(|_| format!("unknown time zone {name:?} (use an IANA name such as \"Europe/Paris\", or \"UTC\")"))
+    TimeZone::get(name).map_err(|_| {
+        format!(
+            "unknown time zone {name:?} (use an IANA name such as \"Europe/Paris\", or \"UTC\")"
+        )
+    })
 }
 
 fn this(a: &Args) -> RtResult<&ZonedDateTime> {
     match &a.recv {
         Some(Value::Native(n)) => match n.as_ref() {
             Native::DateTime(z) => Ok(z),
-            _ => Err(RtError::new(codes::TYPE, format!("`{}` needs a `time.DateTime`", a.name()))),
+            _ => Err(RtError::new(
+                codes::TYPE,
+                format!("`{}` needs a `time.DateTime`", a.name()),
+            )),
         },
-        _ => Err(RtError::new(codes::TYPE, format!("`{}` needs a `time.DateTime`", a.name()))),
+        _ => Err(RtError::new(
+            codes::TYPE,
+            format!("`{}` needs a `time.DateTime`", a.name()),
+        )),
     }
 }
 
 fn seconds(f: f64, what: &str) -> RtResult<SignedDuration> {
-    SignedDuration::try_from_secs_f64(f)
-        .map_err(|_| RtError::new(codes::STD_VALUE, format!("`{what}`: {f} seconds is not a duration")))
+    SignedDuration::try_from_secs_f64(f).map_err(|_| {
+        RtError::new(
+            codes::STD_VALUE,
+            format!("`{what}`: {f} seconds is not a duration"),
+        )
+    })
 }
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
@@ -102,7 +120,10 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         StdFn::TimeSleep => {
             let secs = a.float(0, 0.0)?;
             if !(0.0..=86_400.0 * 365.0).contains(&secs) {
-                return Err(RtError::new(codes::STD_VALUE, format!("`time.sleep`: {secs} is not a number of seconds to wait")));
+                return Err(RtError::new(
+                    codes::STD_VALUE,
+                    format!("`time.sleep`: {secs} is not a number of seconds to wait"),
+                ));
             }
             let _ = it.flush_out();
             let host = it.host();
@@ -120,21 +141,43 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         StdFn::TimeFromTimestamp => {
             let secs = a.float(0, 0.0)?;
             let d = seconds(secs, &name)?;
-            let ts = Timestamp::from_duration(d)
-                .map_err(|_| RtError::new(codes::STD_VALUE, format!("`{name}`: {secs} is out of range")))?;
+            let ts = Timestamp::from_duration(d).map_err(|_| {
+                RtError::new(
+                    codes::STD_VALUE,
+                    format!("`{name}`: {secs} is out of range"),
+                )
+            })?;
             Ok(dt(ts.to_zoned_datetime(TimeZone::UTC)))
         }
         StdFn::TimeDatetime => {
             let part = |i: usize, d: i64| a.int(i, d);
-            let (y, mo, d, h, mi, s) = (part(0, 0)?, part(1, 0)?, part(2, 0)?, part(3, 0)?, part(4, 0)?, part(5, 0)?);
+            let (y, mo, d, h, mi, s) = (
+                part(0, 0)?,
+                part(1, 0)?,
+                part(2, 0)?,
+                part(3, 0)?,
+                part(4, 0)?,
+                part(5, 0)?,
+            );
             let tz = a.opt_str(6)?.unwrap_or("UTC");
             let r = (|| {
-                let small = |v: i64, what: &str| i8::try_from(v).map_err(|_| format!("{what} {v} is out of range"));
+                let small = |v: i64, what: &str| {
+                    i8::try_from(v).map_err(|_| format!("{what} {v} is out of range"))
+                };
                 let year = i16::try_from(y).map_err(|_| format!("year {y} is out of range"))?;
-                let date = jiff::civil::Date::new(year, small(mo, "month")?, small(d, "day")?).map_err(|e| e.to_string())?;
-                let time = jiff::civil::Time::new(small(h, "hour")?, small(mi, "minute")?, small(s, "second")?, 0).map_err(|e| e.to_string())?;
+                let date = jiff::civil::Date::new(year, small(mo, "month")?, small(d, "day")?)
+                    .map_err(|e| e.to_string())?;
+                let time = jiff::civil::Time::new(
+                    small(h, "hour")?,
+                    small(mi, "minute")?,
+                    small(s, "second")?,
+                    0,
+                )
+                .map_err(|e| e.to_string())?;
                 let tz = zone(tz)?;
-                date.to_datetime(time).to_zoned_datetime(tz).map_err(|e| e.to_string())
+                date.to_datetime(time)
+                    .to_zoned_datetime(tz)
+                    .map_err(|e| e.to_string())
             })();
             Ok(match r {
                 Ok(z) => ok(dt(z)),
@@ -155,8 +198,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let fmt = a.str(0)?;
             let mut out = String::new();
             use std::fmt::Write;
-            write!(out, "{}", z.strftime(fmt))
-                .map_err(|_| RtError::new(codes::STD_VALUE, format!("`format`: {fmt:?} is not a valid format for this datetime")))?;
+            write!(out, "{}", z.strftime(fmt)).map_err(|_| {
+                RtError::new(
+                    codes::STD_VALUE,
+                    format!("`format`: {fmt:?} is not a valid format for this datetime"),
+                )
+            })?;
             Ok(Value::str(out))
         }
         StdFn::DtIso => Ok(Value::str(iso(this(&a)?))),
@@ -174,9 +221,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         StdFn::DtAdd => {
             let z = this(&a)?;
             let d = seconds(a.float(0, 0.0)?, "add")?;
-            let later = z
-                .checked_add(d)
-                .map_err(|_| RtError::new(codes::STD_VALUE, "`add`: the result is out of the representable range"))?;
+            let later = z.checked_add(d).map_err(|_| {
+                RtError::new(
+                    codes::STD_VALUE,
+                    "`add`: the result is out of the representable range",
+                )
+            })?;
             Ok(dt(later))
         }
         StdFn::DtSince => {
@@ -198,7 +248,9 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         StdFn::DtMinute => Ok(Value::Int(this(&a)?.minute() as i64)),
         StdFn::DtSecond => Ok(Value::Int(this(&a)?.second() as i64)),
         // Python's `weekday()`: Monday is 0.
-        StdFn::DtWeekday => Ok(Value::Int(this(&a)?.weekday().to_monday_zero_offset() as i64)),
+        StdFn::DtWeekday => Ok(Value::Int(
+            this(&a)?.weekday().to_monday_zero_offset() as i64
+        )),
         StdFn::DtZone => {
             let z = this(&a)?;
             let name = match z.time_zone().iana_name() {
@@ -220,7 +272,8 @@ fn parse(text: &str, format: Option<&str>, tz: Option<&str>) -> Result<ZonedDate
     let tz = tz.map(zone).transpose()?;
     let t = text.trim();
     if let Some(fmt) = format {
-        let bdt = jiff::fmt::strtime::parse(fmt, t).map_err(|e| format!("{t:?} does not match {fmt:?}: {e}"))?;
+        let bdt = jiff::fmt::strtime::parse(fmt, t)
+            .map_err(|e| format!("{t:?} does not match {fmt:?}: {e}"))?;
         if bdt.offset().is_some() || bdt.iana_time_zone().is_some() {
             return bdt.to_zoned_datetime().map_err(|e| e.to_string());
         }
@@ -229,14 +282,21 @@ fn parse(text: &str, format: Option<&str>, tz: Option<&str>) -> Result<ZonedDate
         };
         let civil = match bdt.to_datetime() {
             Ok(d) => d,
-            Err(_) => bdt.to_date().map_err(|e| e.to_string())?.to_datetime(jiff::civil::Time::midnight()),
+            Err(_) => bdt
+                .to_date()
+                .map_err(|e| e.to_string())?
+                .to_datetime(jiff::civil::Time::midnight()),
         };
         return civil.to_zoned_datetime(tz).map_err(|e| e.to_string());
     }
     if let Ok(z) = t.parse::<ZonedDateTime>() {
         return Ok(z);
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M%:z"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f%:z",
+        "%Y-%m-%d %H:%M:%S%.f%:z",
+        "%Y-%m-%dT%H:%M%:z",
+    ] {
         if let Ok(bdt) = jiff::fmt::strtime::parse(fmt, t) {
             if let Ok(z) = bdt.to_zoned_datetime() {
                 return Ok(z);

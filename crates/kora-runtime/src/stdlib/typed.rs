@@ -54,8 +54,16 @@ pub enum Lenience {
 
 impl Interp<'_> {
     /// Checks and converts an untyped value into `ty`, or names the first path that does not fit.
-    pub(crate) fn narrow(&mut self, v: Value, ty: &Ty, path: &mut String, l: Lenience) -> Result<Value, String> {
-        let mismatch = |path: &str, want: &str, v: &Value| Err(format!("{}: expected {want}, found {}", path, kind(v)));
+    pub(crate) fn narrow(
+        &mut self,
+        v: Value,
+        ty: &Ty,
+        path: &mut String,
+        l: Lenience,
+    ) -> Result<Value, String> {
+        let mismatch = |path: &str, want: &str, v: &Value| {
+            Err(format!("{}: expected {want}, found {}", path, kind(v)))
+        };
         match ty {
             Ty::Any | Ty::Func | Ty::Module => Ok(v),
             Ty::Int => match v {
@@ -87,7 +95,10 @@ impl Interp<'_> {
                     "{}: {:?} is not one of {}",
                     path,
                     s.as_str(),
-                    ms.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
+                    ms.iter()
+                        .map(|m| format!("{m:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
                 _ => mismatch(path, "a string", &v),
             },
@@ -120,7 +131,12 @@ impl Interp<'_> {
                     _ => return mismatch(path, "an array", &v),
                 };
                 if items.len() != ts.len() {
-                    return Err(format!("{}: expected {} items, found {}", path, ts.len(), items.len()));
+                    return Err(format!(
+                        "{}: expected {} items, found {}",
+                        path,
+                        ts.len(),
+                        items.len()
+                    ));
                 }
                 let out = self.narrow_items(items, |i| &ts[i], path, l)?;
                 Ok(Value::tuple(out))
@@ -129,7 +145,11 @@ impl Interp<'_> {
                 let Value::Dict(d) = &v else {
                     return mismatch(path, "an object", &v);
                 };
-                let entries: Vec<(Key, Value)> = d.borrow().iter().map(|(k, x)| (k.clone(), x.clone())).collect();
+                let entries: Vec<(Key, Value)> = d
+                    .borrow()
+                    .iter()
+                    .map(|(k, x)| (k.clone(), x.clone()))
+                    .collect();
                 let mut out = Dict::default();
                 for (k, x) in entries {
                     let mark = path.len();
@@ -167,11 +187,11 @@ impl Interp<'_> {
                             self.cur_mod = saved;
                             r.map_err(|e| format!("{}: its default failed: {}", path, e.message))?
                         }
-                        (Some(x), _) => {
-                            self.narrow(x, &f.ty, path, l)?
-                        }
+                        (Some(x), _) => self.narrow(x, &f.ty, path, l)?,
                         (None, None) => {
-                            if matches!(&f.ty, Ty::Union(ts) if ts.contains(&Ty::None)) || f.ty == Ty::None {
+                            if matches!(&f.ty, Ty::Union(ts) if ts.contains(&Ty::None))
+                                || f.ty == Ty::None
+                            {
                                 Value::None
                             } else {
                                 return Err(format!("{}: missing required field", path));
@@ -189,7 +209,17 @@ impl Interp<'_> {
             Ty::Union(ts) => {
                 // An exact fit first, so `int | str` keeps "7" a string.
                 for t in ts {
-                    if crate::conform::conforms(&self.prog, &v, t) && !matches!(t, Ty::Record(..) | Ty::List(_) | Ty::Dict(..) | Ty::Tuple(_) | Ty::TupleOf(_) | Ty::Set(_)) {
+                    if crate::conform::conforms(&self.prog, &v, t)
+                        && !matches!(
+                            t,
+                            Ty::Record(..)
+                                | Ty::List(_)
+                                | Ty::Dict(..)
+                                | Ty::Tuple(_)
+                                | Ty::TupleOf(_)
+                                | Ty::Set(_)
+                        )
+                    {
                         return Ok(v);
                     }
                 }
@@ -205,7 +235,11 @@ impl Interp<'_> {
                 Err(first.unwrap_or_else(|| format!("{}: no alternative fits", path)))
             }
             Ty::Outcome(_) => Err(format!("{}: an outcome cannot be read from data", path)),
-            Ty::Std(t) => Err(format!("{}: a `{}` cannot be read from data", path, t.name())),
+            Ty::Std(t) => Err(format!(
+                "{}: a `{}` cannot be read from data",
+                path,
+                t.name()
+            )),
         }
     }
 
@@ -240,7 +274,10 @@ impl Interp<'_> {
 
 fn push_key(path: &mut String, k: &Value) {
     match k {
-        Value::Str(s) if !s.as_str().is_empty() && s.as_str().chars().all(|c| c.is_alphanumeric() || c == '_') => {
+        Value::Str(s)
+            if !s.as_str().is_empty()
+                && s.as_str().chars().all(|c| c.is_alphanumeric() || c == '_') =>
+        {
             path.push('.');
             path.push_str(s.as_str());
         }
@@ -251,7 +288,7 @@ fn push_key(path: &mut String, k: &Value) {
         }
         other => {
             path.push('[');
-            path.push_str(&format!("{}", other.type_name()));
+            path.push_str(other.type_name());
             path.push(']');
         }
     }
@@ -260,11 +297,23 @@ fn push_key(path: &mut String, k: &Value) {
 /// Object keys are text in every format; `dict[int, V]` asks for them as numbers.
 fn narrow_key(k: Value, kt: &Ty) -> Result<Value, String> {
     match (kt, &k) {
-        (Ty::Int, Value::Str(s)) => s.as_str().trim().parse::<i64>().map(Value::Int).map_err(|_| format!("{:?} is not an integer", s.as_str())),
-        (Ty::Float, Value::Str(s)) => s.as_str().trim().parse::<f64>().map(Value::Float).map_err(|_| format!("{:?} is not a number", s.as_str())),
+        (Ty::Int, Value::Str(s)) => s
+            .as_str()
+            .trim()
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|_| format!("{:?} is not an integer", s.as_str())),
+        (Ty::Float, Value::Str(s)) => s
+            .as_str()
+            .trim()
+            .parse::<f64>()
+            .map(Value::Float)
+            .map_err(|_| format!("{:?} is not a number", s.as_str())),
         (Ty::Str | Ty::Any, _) => Ok(k),
         (Ty::Literal(ms), Value::Str(s)) if ms.iter().any(|m| m == s.as_str()) => Ok(k),
-        (Ty::Literal(ms), Value::Str(s)) => Err(format!("{:?} is not one of {}", s.as_str(), ms.join(", "))),
+        (Ty::Literal(ms), Value::Str(s)) => {
+            Err(format!("{:?} is not one of {}", s.as_str(), ms.join(", ")))
+        }
         _ => Ok(k),
     }
 }

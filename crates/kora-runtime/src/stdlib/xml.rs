@@ -63,7 +63,12 @@ fn parse(text: &str) -> Result<Elem, String> {
     let mut root = None;
     let at = |r: &Reader<&[u8]>| line_of(text, r.buffer_position() as usize);
     loop {
-        let ev = r.read_event().map_err(|e| format!("invalid XML at line {}: {e}", line_of(text, r.error_position() as usize)))?;
+        let ev = r.read_event().map_err(|e| {
+            format!(
+                "invalid XML at line {}: {e}",
+                line_of(text, r.error_position() as usize)
+            )
+        })?;
         match ev {
             Event::DocType(d) => {
                 let body = d.to_string();
@@ -77,18 +82,29 @@ fn parse(text: &str) -> Result<Elem, String> {
             Event::Start(ref s) | Event::Empty(ref s) => {
                 let empty = matches!(ev, Event::Empty(_));
                 if stack.len() >= MAX_DEPTH {
-                    return Err(format!("line {}: nested deeper than {MAX_DEPTH} elements", at(&r)));
+                    return Err(format!(
+                        "line {}: nested deeper than {MAX_DEPTH} elements",
+                        at(&r)
+                    ));
                 }
                 let tag = s.name().as_ref().to_string();
                 let mut attrs = Vec::new();
                 for a in s.attributes() {
                     let a = a.map_err(|e| format!("line {}: bad attribute: {e}", at(&r)))?;
-                    let v = a
-                        .normalized_value(XmlVersion::Implicit1_0)
-                        .map_err(|e| format!("line {}: {e} (only the predefined entities are read)", at(&r)))?;
+                    let v = a.normalized_value(XmlVersion::Implicit1_0).map_err(|e| {
+                        format!(
+                            "line {}: {e} (only the predefined entities are read)",
+                            at(&r)
+                        )
+                    })?;
                     attrs.push((a.key.as_ref().to_string(), v.into_owned()));
                 }
-                let e = Elem { tag, attrs, text: String::new(), children: Vec::new() };
+                let e = Elem {
+                    tag,
+                    attrs,
+                    text: String::new(),
+                    children: Vec::new(),
+                };
                 if empty {
                     attach(&mut stack, &mut root, e)?;
                 } else {
@@ -96,7 +112,9 @@ fn parse(text: &str) -> Result<Elem, String> {
                 }
             }
             Event::End(_) => {
-                let mut e = stack.pop().ok_or_else(|| format!("line {}: a closing tag closes nothing", at(&r)))?;
+                let mut e = stack
+                    .pop()
+                    .ok_or_else(|| format!("line {}: a closing tag closes nothing", at(&r)))?;
                 // Indentation between child elements is layout, not text.
                 let trimmed = e.text.trim();
                 if trimmed.len() != e.text.len() {
@@ -122,7 +140,9 @@ fn parse(text: &str) -> Result<Elem, String> {
                     "amp" => Some('&'),
                     "apos" => Some('\''),
                     "quot" => Some('"'),
-                    _ => g.resolve_char_ref().map_err(|e| format!("line {}: {e}", at(&r)))?,
+                    _ => g
+                        .resolve_char_ref()
+                        .map_err(|e| format!("line {}: {e}", at(&r)))?,
                 };
                 let Some(ch) = ch else {
                     return Err(format!("line {}: the entity `&{name};` is not expanded: Kora reads only the predefined entities", at(&r)));
@@ -136,7 +156,10 @@ fn parse(text: &str) -> Result<Elem, String> {
         }
     }
     if !stack.is_empty() {
-        return Err(format!("the element <{}> is never closed", stack[stack.len() - 1].tag));
+        return Err(format!(
+            "the element <{}> is never closed",
+            stack[stack.len() - 1].tag
+        ));
     }
     root.ok_or_else(|| "the document has no root element".to_string())
 }
@@ -151,7 +174,11 @@ fn attach(stack: &mut [Elem], root: &mut Option<Elem>, e: Elem) -> Result<(), St
 }
 
 fn line_of(text: &str, byte: usize) -> usize {
-    text.as_bytes()[..byte.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1
+    text.as_bytes()[..byte.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
 }
 
 /// The generic tree: `xml.Element(tag, attrs, text, children)`.
@@ -161,7 +188,12 @@ fn element(it: &Interp, e: &Elem, ty: Option<kora_check::hir::TypeId>) -> Value 
         attrs.insert(Key(Value::str(k.as_str())), Value::str(v.as_str()));
     }
     let children = e.children.iter().map(|c| element(it, c, ty)).collect();
-    let fields = vec![Value::str(e.tag.as_str()), Value::dict(attrs), Value::str(e.text.as_str()), Value::list(children)];
+    let fields = vec![
+        Value::str(e.tag.as_str()),
+        Value::dict(attrs),
+        Value::str(e.text.as_str()),
+        Value::list(children),
+    ];
     match ty {
         Some(t) => it.std_record(t, fields),
         None => Value::tuple(fields),

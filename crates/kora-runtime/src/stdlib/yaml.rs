@@ -24,7 +24,11 @@ const MAX_DEPTH: usize = 256;
 
 #[derive(Clone, Debug)]
 enum Node {
-    Scalar { text: String, plain: bool, tag: Option<String> },
+    Scalar {
+        text: String,
+        plain: bool,
+        tag: Option<String>,
+    },
     Seq(Vec<Node>),
     Map(Vec<(Node, Node)>),
 }
@@ -62,20 +66,32 @@ fn load(text: &str) -> Result<Node, String> {
     for ev in Parser::new_from_str(text) {
         let (ev, span) = ev.map_err(|e| {
             let m = e.marker();
-            format!("invalid YAML at line {}, column {}: {}", m.line(), m.col() + 1, e.info())
+            format!(
+                "invalid YAML at line {}, column {}: {}",
+                m.line(),
+                m.col() + 1,
+                e.info()
+            )
         })?;
         let done = match ev {
             Event::DocumentStart(_) => {
                 docs += 1;
                 if docs > 1 {
-                    return Err(format!("line {}: more than one YAML document; split them before parsing", span.start.line()));
+                    return Err(format!(
+                        "line {}: more than one YAML document; split them before parsing",
+                        span.start.line()
+                    ));
                 }
                 None
             }
             Event::Scalar(v, style, anchor, tag) => {
                 count += 1;
                 let tag = tag.map(|t| format!("{}{}", t.handle, t.suffix));
-                let n = Node::Scalar { text: v.into_owned(), plain: style == ScalarStyle::Plain, tag };
+                let n = Node::Scalar {
+                    text: v.into_owned(),
+                    plain: style == ScalarStyle::Plain,
+                    tag,
+                };
                 if anchor > 0 {
                     anchors.push((anchor, n.clone()));
                 }
@@ -87,7 +103,9 @@ fn load(text: &str) -> Result<Node, String> {
                     .rev()
                     .find(|(a, _)| *a == id)
                     .map(|(_, n)| n.clone())
-                    .ok_or_else(|| format!("line {}: an alias refers to no anchor", span.start.line()))?;
+                    .ok_or_else(|| {
+                        format!("line {}: an alias refers to no anchor", span.start.line())
+                    })?;
                 count += size(&n);
                 if count > MAX_NODES {
                     return Err(format!("the document expands to more than {MAX_NODES} nodes through aliases; refused"));
@@ -96,14 +114,20 @@ fn load(text: &str) -> Result<Node, String> {
             }
             Event::SequenceStart(anchor, _) => {
                 if stack.len() >= MAX_DEPTH {
-                    return Err(format!("line {}: nested deeper than {MAX_DEPTH} levels", span.start.line()));
+                    return Err(format!(
+                        "line {}: nested deeper than {MAX_DEPTH} levels",
+                        span.start.line()
+                    ));
                 }
                 stack.push((Node::Seq(Vec::new()), anchor, None));
                 None
             }
             Event::MappingStart(anchor, _) => {
                 if stack.len() >= MAX_DEPTH {
-                    return Err(format!("line {}: nested deeper than {MAX_DEPTH} levels", span.start.line()));
+                    return Err(format!(
+                        "line {}: nested deeper than {MAX_DEPTH} levels",
+                        span.start.line()
+                    ));
                 }
                 stack.push((Node::Map(Vec::new()), anchor, None));
                 None
@@ -119,7 +143,9 @@ fn load(text: &str) -> Result<Node, String> {
             _ => None,
         };
         if count > MAX_NODES {
-            return Err(format!("the document has more than {MAX_NODES} nodes; refused"));
+            return Err(format!(
+                "the document has more than {MAX_NODES} nodes; refused"
+            ));
         }
         if let Some(n) = done {
             match stack.last_mut() {
@@ -133,7 +159,11 @@ fn load(text: &str) -> Result<Node, String> {
             }
         }
     }
-    Ok(root.unwrap_or(Node::Scalar { text: String::new(), plain: true, tag: None }))
+    Ok(root.unwrap_or(Node::Scalar {
+        text: String::new(),
+        plain: true,
+        tag: None,
+    }))
 }
 
 fn size(n: &Node) -> usize {
@@ -167,7 +197,12 @@ fn int_of(text: &str) -> Option<i64> {
     if let Some(o) = t.strip_prefix("0o") {
         return i64::from_str_radix(o, 8).ok();
     }
-    if t.is_empty() || !t.trim_start_matches('-').chars().all(|c| c.is_ascii_digit()) {
+    if t.is_empty()
+        || !t
+            .trim_start_matches('-')
+            .chars()
+            .all(|c| c.is_ascii_digit())
+    {
         return None;
     }
     t.parse().ok()
@@ -180,9 +215,15 @@ fn float_of(text: &str) -> Option<f64> {
         ".nan" | ".NaN" | ".NAN" => return Some(f64::NAN),
         _ => {}
     }
-    let ok = text.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+    let ok = text
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
         && text.chars().any(|c| c.is_ascii_digit());
-    if ok { text.parse().ok() } else { None }
+    if ok {
+        text.parse().ok()
+    } else {
+        None
+    }
 }
 
 /// YAML 1.2 core schema, for a scalar nothing declared a type for.
@@ -261,16 +302,26 @@ fn field_type(p: &Program, ty: &Ty, name: &str) -> Ty {
     }
 }
 
-fn scalar(text: &str, plain: bool, tag: Option<&str>, ty: &Ty, path: &str) -> Result<Value, String> {
+fn scalar(
+    text: &str,
+    plain: bool,
+    tag: Option<&str>,
+    ty: &Ty,
+    path: &str,
+) -> Result<Value, String> {
     let found = |want: &str| Err(format!("{path}: expected {want}, found {text:?}"));
     match ty {
         Ty::Str | Ty::Literal(_) => Ok(Value::str(text)),
-        Ty::Int if plain => int_of(text).map(Value::Int).map_or_else(|| found("an integer"), Ok),
+        Ty::Int if plain => int_of(text)
+            .map(Value::Int)
+            .map_or_else(|| found("an integer"), Ok),
         Ty::Float if plain => int_of(text)
             .map(|i| Value::Float(i as f64))
             .or_else(|| float_of(text).map(Value::Float))
             .map_or_else(|| found("a number"), Ok),
-        Ty::Bool if plain => bool_of(text, true).map(Value::Bool).map_or_else(|| found("true or false"), Ok),
+        Ty::Bool if plain => bool_of(text, true)
+            .map(Value::Bool)
+            .map_or_else(|| found("true or false"), Ok),
         Ty::None if plain && is_null(text) => Ok(Value::None),
         Ty::Int | Ty::Float | Ty::Bool | Ty::None => found(match ty {
             Ty::Int => "an integer",
@@ -303,8 +354,13 @@ mod tests {
 
     #[test]
     fn norway_stays_a_string_unless_asked() {
-        assert!(matches!(scalar("no", true, None, &Ty::Str, "$"), Ok(Value::Str(s)) if s.as_str() == "no"));
-        assert!(matches!(scalar("no", true, None, &Ty::Bool, "$"), Ok(Value::Bool(false))));
+        assert!(
+            matches!(scalar("no", true, None, &Ty::Str, "$"), Ok(Value::Str(s)) if s.as_str() == "no")
+        );
+        assert!(matches!(
+            scalar("no", true, None, &Ty::Bool, "$"),
+            Ok(Value::Bool(false))
+        ));
         assert!(matches!(resolve("no", true, None), Value::Str(_)));
     }
 

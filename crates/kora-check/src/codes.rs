@@ -31,3 +31,4 @@ pub const NOT_YET: &str = "E0901";
 pub const NO_STD_MEMBER: &str = "E0601";
 pub const STD_NOT_VALUE: &str = "E0602";
 pub const SQL_TEXT_BUILT: &str = "E0603";
+pub const BAD_REGEX: &str = "E0604";

@@ -256,6 +256,9 @@ impl Lowerer<'_> {
                     {
                         self.check_query_text(e);
                     }
+                    if npos == 0 && owner == Owner::Module(StdMod::Re) && m.func != StdFn::ReEscape && m.func != StdFn::ReCheck {
+                        self.check_pattern_literal(e);
+                    }
                     let (x, t) = self.expr(e);
                     if npos < m.params.len() {
                         bound[npos] = Some(x);
@@ -424,6 +427,29 @@ impl Lowerer<'_> {
                 }
                 self.sig_type(default, &Ty::Any)
             }
+        }
+    }
+
+    /// A literal pattern is checked before running: linear-time matching has no backreferences.
+    fn check_pattern_literal(&mut self, e: &ast::Expr) {
+        let AE::Str(p) = &e.kind else {
+            return;
+        };
+        if let Err(err) = regex_syntax::Parser::new().parse(p) {
+            let why = match &err {
+                regex_syntax::Error::Parse(x) => x.kind().to_string(),
+                regex_syntax::Error::Translate(x) => x.kind().to_string(),
+                other => other.to_string(),
+            };
+            self.err(
+                Diagnostic::error(
+                    codes::BAD_REGEX,
+                    format!("invalid regular expression: {why}"),
+                    e.span,
+                )
+                .with_label("this pattern does not compile")
+                .with_help("Kora's `re` matches in linear time: no backreferences or lookaround; see docs/stdlib.md"),
+            );
         }
     }
 

@@ -214,7 +214,7 @@ def main() -> int:
         d = Path(tmp)
         make_doc(d / "doc.json", int(args.mb * 1_000_000))
         print(f"JSON document: {(d / 'doc.json').stat().st_size / 1e6:.1f} MB; {sys.version.split()[0]} vs {kora}")
-        for name, ko, py in [("json", KORA_JSON, PY_JSON), ("sql", KORA_SQL, PY_SQL)]:
+        for name, ko, py in [("bench_json", KORA_JSON, PY_JSON), ("bench_sql", KORA_SQL, PY_SQL)]:
             (d / f"{name}.ko").write_text(ko)
             (d / f"{name}.py").write_text(py)
             k_runs = [run([str(kora), "run", f"{name}.ko"], d) for _ in range(args.runs)]

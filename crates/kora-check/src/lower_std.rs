@@ -256,7 +256,11 @@ impl Lowerer<'_> {
                     {
                         self.check_query_text(e);
                     }
-                    if npos == 0 && owner == Owner::Module(StdMod::Re) && m.func != StdFn::ReEscape && m.func != StdFn::ReCheck {
+                    if npos == 0
+                        && owner == Owner::Module(StdMod::Re)
+                        && m.func != StdFn::ReEscape
+                        && m.func != StdFn::ReCheck
+                    {
                         self.check_pattern_literal(e);
                     }
                     let (x, t) = self.expr(e);

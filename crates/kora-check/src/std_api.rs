@@ -249,368 +249,43 @@ macro_rules! prop {
 use Owner::Module as M;
 use StdMod::*;
 
+// One row per member: a table reads better than rustfmt's one-argument-per-line layout.
+#[rustfmt::skip]
 pub const MEMBERS: &[Member] = &[
-    m!(
-        JsonParse,
-        M(Json),
-        "parse",
-        [("text", "str", false)],
-        "Result[T]",
-        Some("any"),
-        Pure,
-        "JSON text into the declared type"
-    ),
-    m!(
-        JsonEncode,
-        M(Json),
-        "encode",
-        [("value", "any", false), ("indent", "int|None", true)],
-        "str",
-        None,
-        Pure,
-        "a value as JSON text"
-    ),
-    m!(
-        FsRead,
-        M(Fs),
-        "read",
-        [("path", "str", false)],
-        "Result[str]",
-        None,
-        Read,
-        "a file's text"
-    ),
-    m!(
-        FsLines,
-        M(Fs),
-        "lines",
-        [("path", "str", false)],
-        "Result[list[str]]",
-        None,
-        Read,
-        "a file's lines, without line endings"
-    ),
-    m!(
-        FsBytes,
-        M(Fs),
-        "bytes",
-        [("path", "str", false)],
-        "Result[list[int]]",
-        None,
-        Read,
-        "a file's bytes"
-    ),
-    m!(
-        FsWrite,
-        M(Fs),
-        "write",
-        [("path", "str", false), ("text", "str", false)],
-        "Result[None]",
-        None,
-        WorldChanging,
-        "replaces a file's text"
-    ),
-    m!(
-        FsAppend,
-        M(Fs),
-        "append",
-        [("path", "str", false), ("text", "str", false)],
-        "Result[None]",
-        None,
-        WorldChanging,
-        "adds text at a file's end"
-    ),
-    m!(
-        FsList,
-        M(Fs),
-        "list",
-        [("path", "str", true)],
-        "Result[list[str]]",
-        None,
-        Read,
-        "a folder's entries, sorted"
-    ),
-    m!(
-        FsGlob,
-        M(Fs),
-        "glob",
-        [("pattern", "str", false)],
-        "Result[list[str]]",
-        None,
-        Read,
-        "paths matching a pattern, sorted"
-    ),
-    m!(
-        FsExists,
-        M(Fs),
-        "exists",
-        [("path", "str", false)],
-        "bool",
-        None,
-        Read,
-        "whether a path exists"
-    ),
-    m!(
-        FsRemove,
-        M(Fs),
-        "remove",
-        [("path", "str", false)],
-        "Result[None]",
-        None,
-        WorldChanging,
-        "deletes a file or an empty folder"
-    ),
-    m!(
-        FsMkdir,
-        M(Fs),
-        "mkdir",
-        [("path", "str", false)],
-        "Result[None]",
-        None,
-        WorldChanging,
-        "creates a folder and its parents"
-    ),
-    m!(
-        HttpGet,
-        M(Http),
-        "get",
-        [
-            ("url", "str", false),
-            ("headers", "dict[str,str]", true),
-            ("timeout", "float", true)
-        ],
-        "Result[http.Response]",
-        None,
-        Effect,
-        "GET, retried with backoff"
-    ),
-    m!(
-        HttpPost,
-        M(Http),
-        "post",
-        [
-            ("url", "str", false),
-            ("body", "any", true),
-            ("headers", "dict[str,str]", true),
-            ("timeout", "float", true)
-        ],
-        "Result[http.Response]",
-        None,
-        WorldChanging,
-        "POST, never retried"
-    ),
-    m!(
-        SqlOpen,
-        M(Sql),
-        "open",
-        [("path", "str", false)],
-        "Result[sql.Db]",
-        None,
-        Read,
-        "opens (or creates) a SQLite database"
-    ),
-    m!(
-        DbQuery,
-        Owner::Value(StdType::Db),
-        "query",
-        [("sql", "str", false), ("params", "any", true)],
-        "Result[T]",
-        Some("list[dict[str,any]]"),
-        Read,
-        "rows into the declared row type"
-    ),
-    m!(
-        DbExecute,
-        Owner::Value(StdType::Db),
-        "execute",
-        [("sql", "str", false), ("params", "any", true)],
-        "Result[int]",
-        None,
-        WorldChanging,
-        "runs a statement; the number of rows changed"
-    ),
-    m!(
-        DbExecuteMany,
-        Owner::Value(StdType::Db),
-        "execute_many",
-        [("sql", "str", false), ("rows", "list[any]", false)],
-        "Result[int]",
-        None,
-        WorldChanging,
-        "runs a statement once per parameter row"
-    ),
-    m!(
-        DbClose,
-        Owner::Value(StdType::Db),
-        "close",
-        [],
-        "None",
-        None,
-        Pure,
-        "closes the database"
-    ),
-    m!(
-        TimeNow,
-        M(Time),
-        "now",
-        [],
-        "time.DateTime",
-        None,
-        Effect,
-        "the current instant, in UTC"
-    ),
-    m!(
-        TimeParse,
-        M(Time),
-        "parse",
-        [
-            ("text", "str", false),
-            ("format", "str|None", true),
-            ("tz", "str|None", true)
-        ],
-        "Result[time.DateTime]",
-        None,
-        Pure,
-        "text into an aware datetime"
-    ),
-    m!(
-        TimeDatetime,
-        M(Time),
-        "datetime",
-        [
-            ("year", "int", false),
-            ("month", "int", false),
-            ("day", "int", false),
-            ("hour", "int", true),
-            ("minute", "int", true),
-            ("second", "int", true),
-            ("tz", "str", true)
-        ],
-        "Result[time.DateTime]",
-        None,
-        Pure,
-        "a datetime from its parts"
-    ),
-    m!(
-        TimeFromTimestamp,
-        M(Time),
-        "from_timestamp",
-        [("seconds", "float", false)],
-        "time.DateTime",
-        None,
-        Pure,
-        "seconds since 1970 as a UTC datetime"
-    ),
-    m!(
-        TimeSleep,
-        M(Time),
-        "sleep",
-        [("seconds", "float", false)],
-        "None",
-        None,
-        Effect,
-        "waits"
-    ),
-    m!(
-        TimeSeconds,
-        M(Time),
-        "seconds",
-        [("n", "float", false)],
-        "float",
-        None,
-        Pure,
-        "a duration in seconds"
-    ),
-    m!(
-        TimeMinutes,
-        M(Time),
-        "minutes",
-        [("n", "float", false)],
-        "float",
-        None,
-        Pure,
-        "minutes as seconds"
-    ),
-    m!(
-        TimeHours,
-        M(Time),
-        "hours",
-        [("n", "float", false)],
-        "float",
-        None,
-        Pure,
-        "hours as seconds"
-    ),
-    m!(
-        TimeDays,
-        M(Time),
-        "days",
-        [("n", "float", false)],
-        "float",
-        None,
-        Pure,
-        "days as seconds"
-    ),
-    m!(
-        DtFormat,
-        Owner::Value(StdType::DateTime),
-        "format",
-        [("fmt", "str", false)],
-        "str",
-        None,
-        Pure,
-        "strftime-style formatting"
-    ),
-    m!(
-        DtIso,
-        Owner::Value(StdType::DateTime),
-        "iso",
-        [],
-        "str",
-        None,
-        Pure,
-        "RFC 3339 text"
-    ),
-    m!(
-        DtTimestamp,
-        Owner::Value(StdType::DateTime),
-        "timestamp",
-        [],
-        "float",
-        None,
-        Pure,
-        "seconds since 1970"
-    ),
-    m!(
-        DtToZone,
-        Owner::Value(StdType::DateTime),
-        "to_zone",
-        [("tz", "str", false)],
-        "Result[time.DateTime]",
-        None,
-        Pure,
-        "the same instant in another zone"
-    ),
-    m!(
-        DtAdd,
-        Owner::Value(StdType::DateTime),
-        "add",
-        [("seconds", "float", false)],
-        "time.DateTime",
-        None,
-        Pure,
-        "a later (or earlier) instant"
-    ),
-    m!(
-        DtSince,
-        Owner::Value(StdType::DateTime),
-        "since",
-        [("other", "time.DateTime", false)],
-        "float",
-        None,
-        Pure,
-        "seconds from `other` to this"
-    ),
+    m!(JsonParse, M(Json), "parse", [("text", "str", false)], "Result[T]", Some("any"), Pure, "JSON text into the declared type"),
+    m!(JsonEncode, M(Json), "encode", [("value", "any", false), ("indent", "int|None", true)], "str", None, Pure, "a value as JSON text"),
+    m!(FsRead, M(Fs), "read", [("path", "str", false)], "Result[str]", None, Read, "a file's text"),
+    m!(FsLines, M(Fs), "lines", [("path", "str", false)], "Result[list[str]]", None, Read, "a file's lines, without line endings"),
+    m!(FsBytes, M(Fs), "bytes", [("path", "str", false)], "Result[list[int]]", None, Read, "a file's bytes"),
+    m!(FsWrite, M(Fs), "write", [("path", "str", false), ("text", "str", false)], "Result[None]", None, WorldChanging, "replaces a file's text"),
+    m!(FsAppend, M(Fs), "append", [("path", "str", false), ("text", "str", false)], "Result[None]", None, WorldChanging, "adds text at a file's end"),
+    m!(FsList, M(Fs), "list", [("path", "str", true)], "Result[list[str]]", None, Read, "a folder's entries, sorted"),
+    m!(FsGlob, M(Fs), "glob", [("pattern", "str", false)], "Result[list[str]]", None, Read, "paths matching a pattern, sorted"),
+    m!(FsExists, M(Fs), "exists", [("path", "str", false)], "bool", None, Read, "whether a path exists"),
+    m!(FsRemove, M(Fs), "remove", [("path", "str", false)], "Result[None]", None, WorldChanging, "deletes a file or an empty folder"),
+    m!(FsMkdir, M(Fs), "mkdir", [("path", "str", false)], "Result[None]", None, WorldChanging, "creates a folder and its parents"),
+    m!(HttpGet, M(Http), "get", [("url", "str", false), ("headers", "dict[str,str]", true), ("timeout", "float", true)], "Result[http.Response]", None, Effect, "GET, retried with backoff"),
+    m!(HttpPost, M(Http), "post", [("url", "str", false), ("body", "any", true), ("headers", "dict[str,str]", true), ("timeout", "float", true)], "Result[http.Response]", None, WorldChanging, "POST, never retried"),
+    m!(SqlOpen, M(Sql), "open", [("path", "str", false)], "Result[sql.Db]", None, Read, "opens (or creates) a SQLite database"),
+    m!(DbQuery, Owner::Value(StdType::Db), "query", [("sql", "str", false), ("params", "any", true)], "Result[T]", Some("list[dict[str,any]]"), Read, "rows into the declared row type"),
+    m!(DbExecute, Owner::Value(StdType::Db), "execute", [("sql", "str", false), ("params", "any", true)], "Result[int]", None, WorldChanging, "runs a statement; the number of rows changed"),
+    m!(DbExecuteMany, Owner::Value(StdType::Db), "execute_many", [("sql", "str", false), ("rows", "list[any]", false)], "Result[int]", None, WorldChanging, "runs a statement once per parameter row"),
+    m!(DbClose, Owner::Value(StdType::Db), "close", [], "None", None, Pure, "closes the database"),
+    m!(TimeNow, M(Time), "now", [], "time.DateTime", None, Effect, "the current instant, in UTC"),
+    m!(TimeParse, M(Time), "parse", [("text", "str", false), ("format", "str|None", true), ("tz", "str|None", true)], "Result[time.DateTime]", None, Pure, "text into an aware datetime"),
+    m!(TimeDatetime, M(Time), "datetime", [("year", "int", false), ("month", "int", false), ("day", "int", false), ("hour", "int", true), ("minute", "int", true), ("second", "int", true), ("tz", "str", true)], "Result[time.DateTime]", None, Pure, "a datetime from its parts"),
+    m!(TimeFromTimestamp, M(Time), "from_timestamp", [("seconds", "float", false)], "time.DateTime", None, Pure, "seconds since 1970 as a UTC datetime"),
+    m!(TimeSleep, M(Time), "sleep", [("seconds", "float", false)], "None", None, Effect, "waits"),
+    m!(TimeSeconds, M(Time), "seconds", [("n", "float", false)], "float", None, Pure, "a duration in seconds"),
+    m!(TimeMinutes, M(Time), "minutes", [("n", "float", false)], "float", None, Pure, "minutes as seconds"),
+    m!(TimeHours, M(Time), "hours", [("n", "float", false)], "float", None, Pure, "hours as seconds"),
+    m!(TimeDays, M(Time), "days", [("n", "float", false)], "float", None, Pure, "days as seconds"),
+    m!(DtFormat, Owner::Value(StdType::DateTime), "format", [("fmt", "str", false)], "str", None, Pure, "strftime-style formatting"),
+    m!(DtIso, Owner::Value(StdType::DateTime), "iso", [], "str", None, Pure, "RFC 3339 text"),
+    m!(DtTimestamp, Owner::Value(StdType::DateTime), "timestamp", [], "float", None, Pure, "seconds since 1970"),
+    m!(DtToZone, Owner::Value(StdType::DateTime), "to_zone", [("tz", "str", false)], "Result[time.DateTime]", None, Pure, "the same instant in another zone"),
+    m!(DtAdd, Owner::Value(StdType::DateTime), "add", [("seconds", "float", false)], "time.DateTime", None, Pure, "a later (or earlier) instant"),
+    m!(DtSince, Owner::Value(StdType::DateTime), "since", [("other", "time.DateTime", false)], "float", None, Pure, "seconds from `other` to this"),
     prop!(DtYear, DateTime, "year", "int"),
     prop!(DtMonth, DateTime, "month", "int"),
     prop!(DtDay, DateTime, "day", "int"),
@@ -619,283 +294,32 @@ pub const MEMBERS: &[Member] = &[
     prop!(DtSecond, DateTime, "second", "int"),
     prop!(DtWeekday, DateTime, "weekday", "int"),
     prop!(DtZone, DateTime, "zone", "str"),
-    m!(
-        ReSearch,
-        M(Re),
-        "search",
-        [("pattern", "str", false), ("text", "str", false)],
-        "re.Match|None",
-        None,
-        Pure,
-        "the first match anywhere"
-    ),
-    m!(
-        ReMatch,
-        M(Re),
-        "match",
-        [("pattern", "str", false), ("text", "str", false)],
-        "re.Match|None",
-        None,
-        Pure,
-        "a match at the start"
-    ),
-    m!(
-        ReFullmatch,
-        M(Re),
-        "fullmatch",
-        [("pattern", "str", false), ("text", "str", false)],
-        "re.Match|None",
-        None,
-        Pure,
-        "a match of the whole text"
-    ),
-    m!(
-        ReFindall,
-        M(Re),
-        "findall",
-        [("pattern", "str", false), ("text", "str", false)],
-        "list[any]",
-        None,
-        Pure,
-        "every match, as Python's findall"
-    ),
-    m!(
-        ReFinditer,
-        M(Re),
-        "finditer",
-        [("pattern", "str", false), ("text", "str", false)],
-        "list[re.Match]",
-        None,
-        Pure,
-        "every match"
-    ),
-    m!(
-        ReSub,
-        M(Re),
-        "sub",
-        [
-            ("pattern", "str", false),
-            ("repl", "str", false),
-            ("text", "str", false),
-            ("count", "int", true)
-        ],
-        "str",
-        None,
-        Pure,
-        "replaces matches"
-    ),
-    m!(
-        ReSplit,
-        M(Re),
-        "split",
-        [
-            ("pattern", "str", false),
-            ("text", "str", false),
-            ("maxsplit", "int", true)
-        ],
-        "list[str]",
-        None,
-        Pure,
-        "splits at matches"
-    ),
-    m!(
-        ReEscape,
-        M(Re),
-        "escape",
-        [("text", "str", false)],
-        "str",
-        None,
-        Pure,
-        "text that matches itself literally"
-    ),
-    m!(
-        ReCheck,
-        M(Re),
-        "check",
-        [("pattern", "str", false)],
-        "Result[str]",
-        None,
-        Pure,
-        "validates a pattern from data"
-    ),
-    m!(
-        CsvParse,
-        M(Csv),
-        "parse",
-        [
-            ("text", "str", false),
-            ("header", "bool", true),
-            ("delimiter", "str", true)
-        ],
-        "Result[T]",
-        Some("list[any]"),
-        Pure,
-        "rows into the declared row type"
-    ),
-    m!(
-        CsvEncode,
-        M(Csv),
-        "encode",
-        [
-            ("rows", "list[any]", false),
-            ("header", "list[str]|None", true),
-            ("delimiter", "str", true)
-        ],
-        "str",
-        None,
-        Pure,
-        "rows as CSV text"
-    ),
-    m!(
-        YamlParse,
-        M(Yaml),
-        "parse",
-        [("text", "str", false)],
-        "Result[T]",
-        Some("any"),
-        Pure,
-        "YAML into the declared type"
-    ),
-    m!(
-        XmlParse,
-        M(Xml),
-        "parse",
-        [("text", "str", false)],
-        "Result[T]",
-        Some("xml.Element"),
-        Pure,
-        "XML into the declared type"
-    ),
-    m!(
-        EnvGet,
-        M(Env),
-        "get",
-        [("name", "str", false)],
-        "Result[str]",
-        None,
-        Effect,
-        "an environment variable"
-    ),
-    m!(
-        EnvArgs,
-        M(Env),
-        "args",
-        [],
-        "list[str]",
-        None,
-        Pure,
-        "the program's command-line arguments"
-    ),
-    m!(
-        RandomRandom,
-        M(Random),
-        "random",
-        [],
-        "float",
-        None,
-        Effect,
-        "a float in [0, 1)"
-    ),
-    m!(
-        RandomRandint,
-        M(Random),
-        "randint",
-        [("a", "int", false), ("b", "int", false)],
-        "int",
-        None,
-        Effect,
-        "an int in [a, b]"
-    ),
-    m!(
-        RandomUniform,
-        M(Random),
-        "uniform",
-        [("a", "float", false), ("b", "float", false)],
-        "float",
-        None,
-        Effect,
-        "a float in [a, b)"
-    ),
-    m!(
-        RandomChoice,
-        M(Random),
-        "choice",
-        [("items", "list[any]", false)],
-        "any",
-        None,
-        Effect,
-        "one item"
-    ),
-    m!(
-        RandomShuffle,
-        M(Random),
-        "shuffle",
-        [("items", "list[any]", false)],
-        "None",
-        None,
-        Effect,
-        "shuffles in place"
-    ),
-    m!(
-        RandomSample,
-        M(Random),
-        "sample",
-        [("items", "list[any]", false), ("k", "int", false)],
-        "list[any]",
-        None,
-        Effect,
-        "k distinct items"
-    ),
-    m!(
-        RandomSeed,
-        M(Random),
-        "seed",
-        [("n", "int", false)],
-        "None",
-        None,
-        Effect,
-        "makes the sequence repeatable"
-    ),
-    m!(
-        NotesWrite,
-        M(Notes),
-        "write",
-        [("key", "str", false), ("value", "any", false)],
-        "Result[None]",
-        None,
-        Effect,
-        "stores a value in the run's notes"
-    ),
-    m!(
-        NotesRead,
-        M(Notes),
-        "read",
-        [("key", "str", false), ("default", "any", true)],
-        "Result[T]",
-        Some("any"),
-        Effect,
-        "a stored value, or the default"
-    ),
-    m!(
-        NotesKeys,
-        M(Notes),
-        "keys",
-        [],
-        "Result[list[str]]",
-        None,
-        Effect,
-        "the keys written so far"
-    ),
-    m!(
-        NotesRunId,
-        M(Notes),
-        "run_id",
-        [],
-        "str",
-        None,
-        Pure,
-        "this run's id"
-    ),
+    m!(ReSearch, M(Re), "search", [("pattern", "str", false), ("text", "str", false)], "re.Match|None", None, Pure, "the first match anywhere"),
+    m!(ReMatch, M(Re), "match", [("pattern", "str", false), ("text", "str", false)], "re.Match|None", None, Pure, "a match at the start"),
+    m!(ReFullmatch, M(Re), "fullmatch", [("pattern", "str", false), ("text", "str", false)], "re.Match|None", None, Pure, "a match of the whole text"),
+    m!(ReFindall, M(Re), "findall", [("pattern", "str", false), ("text", "str", false)], "list[any]", None, Pure, "every match, as Python's findall"),
+    m!(ReFinditer, M(Re), "finditer", [("pattern", "str", false), ("text", "str", false)], "list[re.Match]", None, Pure, "every match"),
+    m!(ReSub, M(Re), "sub", [("pattern", "str", false), ("repl", "str", false), ("text", "str", false), ("count", "int", true)], "str", None, Pure, "replaces matches"),
+    m!(ReSplit, M(Re), "split", [("pattern", "str", false), ("text", "str", false), ("maxsplit", "int", true)], "list[str]", None, Pure, "splits at matches"),
+    m!(ReEscape, M(Re), "escape", [("text", "str", false)], "str", None, Pure, "text that matches itself literally"),
+    m!(ReCheck, M(Re), "check", [("pattern", "str", false)], "Result[str]", None, Pure, "validates a pattern from data"),
+    m!(CsvParse, M(Csv), "parse", [("text", "str", false), ("header", "bool", true), ("delimiter", "str", true)], "Result[T]", Some("list[any]"), Pure, "rows into the declared row type"),
+    m!(CsvEncode, M(Csv), "encode", [("rows", "list[any]", false), ("header", "list[str]|None", true), ("delimiter", "str", true)], "str", None, Pure, "rows as CSV text"),
+    m!(YamlParse, M(Yaml), "parse", [("text", "str", false)], "Result[T]", Some("any"), Pure, "YAML into the declared type"),
+    m!(XmlParse, M(Xml), "parse", [("text", "str", false)], "Result[T]", Some("xml.Element"), Pure, "XML into the declared type"),
+    m!(EnvGet, M(Env), "get", [("name", "str", false)], "Result[str]", None, Effect, "an environment variable"),
+    m!(EnvArgs, M(Env), "args", [], "list[str]", None, Pure, "the program's command-line arguments"),
+    m!(RandomRandom, M(Random), "random", [], "float", None, Effect, "a float in [0, 1)"),
+    m!(RandomRandint, M(Random), "randint", [("a", "int", false), ("b", "int", false)], "int", None, Effect, "an int in [a, b]"),
+    m!(RandomUniform, M(Random), "uniform", [("a", "float", false), ("b", "float", false)], "float", None, Effect, "a float in [a, b)"),
+    m!(RandomChoice, M(Random), "choice", [("items", "list[any]", false)], "any", None, Effect, "one item"),
+    m!(RandomShuffle, M(Random), "shuffle", [("items", "list[any]", false)], "None", None, Effect, "shuffles in place"),
+    m!(RandomSample, M(Random), "sample", [("items", "list[any]", false), ("k", "int", false)], "list[any]", None, Effect, "k distinct items"),
+    m!(RandomSeed, M(Random), "seed", [("n", "int", false)], "None", None, Effect, "makes the sequence repeatable"),
+    m!(NotesWrite, M(Notes), "write", [("key", "str", false), ("value", "any", false)], "Result[None]", None, Effect, "stores a value in the run's notes"),
+    m!(NotesRead, M(Notes), "read", [("key", "str", false), ("default", "any", true)], "Result[T]", Some("any"), Effect, "a stored value, or the default"),
+    m!(NotesKeys, M(Notes), "keys", [], "Result[list[str]]", None, Effect, "the keys written so far"),
+    m!(NotesRunId, M(Notes), "run_id", [], "str", None, Pure, "this run's id"),
 ];
 
 pub fn member(func: StdFn) -> &'static Member {

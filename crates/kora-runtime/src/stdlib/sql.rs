@@ -172,6 +172,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 _ => Ty::Any,
             };
             let as_tuple = matches!(elem, Ty::Tuple(_) | Ty::TupleOf(_) | Ty::List(_));
+            if let Some(cols) = record_columns(it, &elem, &rows.cols) {
+                return Ok(match read_records(it, &elem, &cols, rows.rows) {
+                    Ok(v) => ok(Value::list(v)),
+                    Err(why) => err(why),
+                });
+            }
             let mut out = Vec::with_capacity(rows.rows.len());
             for (i, row) in rows.rows.into_iter().enumerate() {
                 let v = if as_tuple {
@@ -237,6 +243,53 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         }
         _ => unreachable!("sql::call got {:?}", a.func),
     }
+}
+
+/// For a record row type whose every field has a column: each field's column index.
+fn record_columns(it: &Interp, elem: &Ty, cols: &[String]) -> Option<Vec<usize>> {
+    let Ty::Record(id, _) = elem else {
+        return None;
+    };
+    let rec = it.prog.record(*id);
+    rec.fields
+        .iter()
+        .map(|f| cols.iter().position(|c| c == it.prog.name(f.name)))
+        .collect()
+}
+
+/// Rows straight into records, column by column: no dict per row.
+fn read_records(
+    it: &mut Interp,
+    elem: &Ty,
+    cols: &[usize],
+    rows: Vec<Vec<Sql>>,
+) -> Result<Vec<Value>, String> {
+    let Ty::Record(id, _) = elem else {
+        return Err("not a record type".into());
+    };
+    let prog = it.prog.clone();
+    let rec = prog.record(*id);
+    let mut out = Vec::with_capacity(rows.len());
+    let mut path = String::new();
+    for (i, row) in rows.into_iter().enumerate() {
+        let mut row: Vec<Value> = row.into_iter().map(to_value).collect();
+        let mut fields = Vec::with_capacity(cols.len());
+        for (f, &c) in rec.fields.iter().zip(cols) {
+            let v = std::mem::take(&mut row[c]);
+            if crate::conform::conforms(&prog, &v, &f.ty) && !matches!(f.ty, Ty::Float | Ty::Bool) {
+                fields.push(v);
+                continue;
+            }
+            path.clear();
+            path.push_str(&format!("$[{i}].{}", prog.name(f.name)));
+            fields.push(it.narrow(v, &f.ty, &mut path, Lenience::IntBools)?);
+        }
+        out.push(Value::Record(std::rc::Rc::new(crate::value::Record {
+            ty: *id,
+            fields: RefCell::new(fields),
+        })));
+    }
+    Ok(out)
 }
 
 enum Params {
@@ -316,10 +369,7 @@ fn to_value(v: Sql) -> Value {
 
 fn query(conn: &rusqlite::Connection, text: &str, p: &Params) -> Result<Rows, String> {
     let mut stmt = conn.prepare_cached(text).map_err(|e| sql_why(&e))?;
-    let cols: Vec<String> = stmt
-        .column_names()
-        .map(str::to_string)
-        .collect();
+    let cols: Vec<String> = stmt.column_names().map(str::to_string).collect();
     let n = cols.len();
     let collect = |row: &rusqlite::Row| -> rusqlite::Result<Vec<Sql>> {
         (0..n).map(|i| row.get_ref(i).map(owned)).collect()

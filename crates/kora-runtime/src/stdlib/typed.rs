@@ -32,6 +32,21 @@ impl StdTypes {
     }
 }
 
+/// Looks a `str` key up without allocating a `Value` for it; hashes exactly as `Key` hashes a string.
+pub struct StrKey<'a>(pub &'a str);
+
+impl std::hash::Hash for StrKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
+    }
+}
+
+impl indexmap::Equivalent<Key> for StrKey<'_> {
+    fn equivalent(&self, k: &Key) -> bool {
+        k.0.as_str() == Some(self.0)
+    }
+}
+
 /// The data's own word for a value's kind, used in path errors.
 pub fn kind(v: &Value) -> &'static str {
     match v {
@@ -175,7 +190,7 @@ impl Interp<'_> {
                 let mut fields = Vec::with_capacity(rec.fields.len());
                 for f in &rec.fields {
                     let fname = prog.name(f.name);
-                    let given = d.borrow().get(&Key(Value::str(fname))).cloned();
+                    let given = d.borrow().get(&StrKey(fname)).cloned();
                     let mark = path.len();
                     path.push('.');
                     path.push_str(fname);

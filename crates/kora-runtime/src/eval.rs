@@ -302,11 +302,12 @@ impl Interp<'_> {
         if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             if let E::Comp(c) = &arg.kind {
                 let name = hir::builtin_name(*b);
-                if c.kind == CompKind::Generator
-                    && args.keywords.is_empty()
-                    && (name == "any" || name == "all")
-                {
-                    return self.lazy_any_all(c, name == "any");
+                if c.kind == CompKind::Generator && args.keywords.is_empty() {
+                    match name {
+                        "any" | "all" => return self.lazy_any_all(c, name == "any"),
+                        "sum" => return at(self.lazy_sum(c), e),
+                        _ => {}
+                    }
                 }
             }
         }
@@ -323,10 +324,9 @@ impl Interp<'_> {
                         }
                     }
                 }
-                let mut kw = Vec::new();
-                for (k, v) in &args.keywords {
+                for (_, v) in &args.keywords {
                     match self.eval(v) {
-                        Ok(x) => kw.push((*k, x)),
+                        Ok(x) => self.stack.push(x),
                         Err(err) => {
                             self.stack.truncate(base);
                             return Err(err);
@@ -334,6 +334,7 @@ impl Interp<'_> {
                     }
                 }
                 let c = c.clone();
+                let kw = crate::interp::KwNames::Hir(&args.keywords);
                 return at(self.invoke(&c, base, args.positional.len(), kw), e);
             }
         }
@@ -478,6 +479,20 @@ impl Interp<'_> {
             Ok(true)
         })?;
         Ok(Value::Bool(if want { found } else { !found }))
+    }
+
+    /// `sum(x for ...)`: adds as the generator produces, so no list is built.
+    fn lazy_sum(&mut self, c: &hir::Comp) -> RtResult<Value> {
+        let mut acc = Value::Int(0);
+        self.comp_each(c, 0, &mut |_, x, _| {
+            acc = match (&acc, &x) {
+                (Value::Int(s), Value::Int(i)) if s.checked_add(*i).is_some() => Value::Int(s + i),
+                (Value::Float(s), Value::Float(f)) => Value::Float(s + f),
+                _ => crate::arith::binary(BinOp::Add, &acc, &x)?,
+            };
+            Ok(true)
+        })?;
+        Ok(acc)
     }
 
     #[allow(clippy::type_complexity)]

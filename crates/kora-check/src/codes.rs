@@ -28,3 +28,9 @@ pub const RETURN_OUTSIDE: &str = "E0306";
 pub const LOOP_CONTROL_OUTSIDE: &str = "E0307";
 pub const BAD_PATTERN: &str = "E0308";
 pub const NOT_YET: &str = "E0901";
+// Tests and mocks (E0700–E0749).
+pub const TEST_NOT_TOP_LEVEL: &str = "E0701";
+pub const DUPLICATE_TEST: &str = "E0702";
+pub const MOCK_OUTSIDE_TEST: &str = "E0703";
+pub const MOCK_TARGET: &str = "E0704";
+pub const MOCK_NOT_OUTCOME: &str = "E0705";

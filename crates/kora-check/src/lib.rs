@@ -14,6 +14,7 @@ mod lower_fn;
 mod lower_pattern;
 mod lower_stmt;
 mod lower_store;
+mod lower_test;
 pub mod names;
 pub mod scope;
 pub mod suggest;
@@ -113,6 +114,7 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
         let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
         let body = l.module_body(&f.ast.stmts, "<module>");
+        let tests = std::mem::take(&mut l.tests);
         // After a syntax error the tree has holes; names and types read across
         // them would only report the same mistake again in other words.
         let has_syntax_errors = diags[i]
@@ -128,7 +130,7 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
             source: f.source.clone(),
             globals: scopes[i].globals.clone(),
             body,
-            tests: Vec::new(),
+            tests,
         });
     }
 

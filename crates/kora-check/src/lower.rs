@@ -110,6 +110,10 @@ pub(crate) struct Lowerer<'a> {
     pub scopes: &'a ScopeTable,
     pub fns: Vec<FnState>,
     pub diags: Vec<Diagnostic>,
+    /// The module's `test "name":` blocks, lowered to functions (see `lower_test.rs`).
+    pub tests: Vec<(String, Rc<hir::Function>)>,
+    /// How many `test` bodies enclose the code being lowered.
+    pub in_test: u32,
 }
 
 impl<'a> Lowerer<'a> {
@@ -131,6 +135,8 @@ impl<'a> Lowerer<'a> {
             scopes,
             fns: Vec::new(),
             diags: Vec::new(),
+            tests: Vec::new(),
+            in_test: 0,
         }
     }
 

@@ -153,15 +153,19 @@ impl Lowerer<'_> {
                 self.not_yet("`with context`", s.span);
                 return None;
             }
-            AS::Mock { .. } => {
-                self.not_yet("`with mock`", s.span);
-                return None;
-            }
+            AS::Mock {
+                target,
+                value,
+                body,
+            } => return self.mock(target, value, body, s.span),
             AS::Declassify { .. } => {
                 self.not_yet("`declassify`", s.span);
                 return None;
             }
-            AS::Test { .. } => return None,
+            AS::Test { name, body } => {
+                self.test_block(name, body, s.span);
+                return None;
+            }
             AS::PythonImport { module } => {
                 let first = module.split('.').next().unwrap_or(module);
                 self.err(

@@ -22,6 +22,9 @@ pub mod codes {
     pub const CONFIG: &str = "E1016";
     pub const REPLAY_MISS: &str = "E1017";
     pub const MODEL_IN_GUARD: &str = "E1018";
+    // Tests, mocks and evaluation (E1200–E1249).
+    pub const MOCK_MISMATCH: &str = "E1201";
+    pub const MOCK_VALUE: &str = "E1202";
 }
 
 /// One frame of a Kora stack trace.

@@ -59,6 +59,10 @@ pub struct Interp<'io> {
     pub(crate) guard_depth: u32,
     input: Option<&'io mut dyn std::io::BufRead>,
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
+    /// Active `with mock` blocks, innermost last (see `mock.rs`).
+    pub(crate) mocks: Vec<crate::mock::Mock>,
+    /// Where spans go, when a tracer is attached (see `trace.rs`).
+    pub(crate) tracing: Option<crate::trace::Tracing<'io>>,
 }
 
 impl<'io> Interp<'io> {
@@ -89,6 +93,8 @@ impl<'io> Interp<'io> {
             guard_depth: 0,
             input: None,
             debugger: None,
+            mocks: Vec::new(),
+            tracing: None,
         }
     }
 

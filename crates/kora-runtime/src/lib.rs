@@ -5,6 +5,7 @@
 
 pub mod analyze;
 pub mod arith;
+mod assert;
 pub mod builtins;
 pub mod caller;
 pub mod cassette;
@@ -21,8 +22,12 @@ pub mod interp;
 pub mod iter;
 pub mod json_value;
 mod matching;
+mod mock;
+mod model_span;
 pub mod methods;
+pub mod pricing;
 pub mod report;
+pub mod trace;
 pub mod value;
 
 pub use error::{RtError, RtResult};

@@ -34,3 +34,5 @@ pub const DUPLICATE_TEST: &str = "E0702";
 pub const MOCK_OUTSIDE_TEST: &str = "E0703";
 pub const MOCK_TARGET: &str = "E0704";
 pub const MOCK_NOT_OUTCOME: &str = "E0705";
+pub const UNKNOWN_METRIC: &str = "E0706";
+pub const METRIC_ARGS: &str = "E0707";

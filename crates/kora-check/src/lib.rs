@@ -15,6 +15,7 @@ mod lower_pattern;
 mod lower_stmt;
 mod lower_store;
 mod lower_test;
+mod lower_eval;
 pub mod names;
 pub mod scope;
 pub mod suggest;
@@ -104,6 +105,8 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
         ctx.mods.push(info);
     }
     collect_types(&loaded, &mut ctx, &mut diags);
+    let any_eval = loaded.files.iter().any(|f| lower_eval::uses_eval(&f.ast));
+    lower_eval::register_judgement(&mut ctx, any_eval, hir::ModId(loaded.entry as u32));
     collect_sigs(&loaded, &mut ctx, &mut diags);
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
@@ -113,6 +116,7 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
         let ops = kora_syntax::ops::number_calls(&f.ast);
         let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
+        l.uses_eval = lower_eval::uses_eval(&f.ast);
         let body = l.module_body(&f.ast.stmts, "<module>");
         let tests = std::mem::take(&mut l.tests);
         // After a syntax error the tree has holes; names and types read across

@@ -114,6 +114,8 @@ pub(crate) struct Lowerer<'a> {
     pub tests: Vec<(String, Rc<hir::Function>)>,
     /// How many `test` bodies enclose the code being lowered.
     pub in_test: u32,
+    /// The file says `use eval`: `eval.metric(...)` is a judge call (see `lower_eval.rs`).
+    pub uses_eval: bool,
 }
 
 impl<'a> Lowerer<'a> {
@@ -137,6 +139,7 @@ impl<'a> Lowerer<'a> {
             diags: Vec::new(),
             tests: Vec::new(),
             in_test: 0,
+            uses_eval: false,
         }
     }
 

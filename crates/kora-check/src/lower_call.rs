@@ -119,6 +119,9 @@ impl Lowerer<'_> {
     }
 
     pub(crate) fn call(&mut self, func: &ast::Expr, args: &[ast::Arg], span: Span) -> Lowered {
+        if let Some(judge) = self.eval_call(func, args, span) {
+            return judge;
+        }
         // `obj.method(...)` is a method call, unless `obj` is a module.
         if let AE::Attr(obj, name) = &func.kind {
             let (oe, ot) = self.expr(obj);

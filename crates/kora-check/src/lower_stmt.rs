@@ -205,6 +205,10 @@ impl Lowerer<'_> {
     pub(crate) fn use_decl(&mut self, u: &ast::UseDecl, span: Span) -> Option<hir::StmtKind> {
         match &u.target {
             ast::UseTarget::Std(name) => {
+                if name.name == "eval" {
+                    // Metrics are lowered where they are called (lower_eval.rs).
+                    return None;
+                }
                 const STD: &[&str] = &[
                     "json", "fs", "http", "sql", "time", "re", "csv", "yaml", "xml", "env",
                     "notes", "random", "pdf", "eval",

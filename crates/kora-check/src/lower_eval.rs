@@ -117,7 +117,11 @@ impl Lowerer<'_> {
                 Some(s) => d.with_help(format!("did you mean `eval.{s}`?")),
                 None => d.with_help(format!(
                     "the metrics are {}",
-                    METRICS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+                    METRICS
+                        .iter()
+                        .map(|m| m.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
             };
             self.err(d);
@@ -182,11 +186,7 @@ impl Lowerer<'_> {
         self.err(
             Diagnostic::error(
                 codes::METRIC_ARGS,
-                format!(
-                    "`eval.{}` takes {}",
-                    metric.name,
-                    metric.params.join(", ")
-                ),
+                format!("`eval.{}` takes {}", metric.name, metric.params.join(", ")),
                 span,
             )
             .with_label("arguments do not match")

@@ -5,8 +5,6 @@
 //! module rather than placed in its top level. A mock is checked here as far
 //! as types are known; the runtime validates its value against each call.
 
-
-
 use kora_syntax::ast::{self, FuncKind};
 use kora_syntax::{Diagnostic, Span};
 
@@ -111,4 +109,3 @@ impl Lowerer<'_> {
         start - line_start
     }
 }
-

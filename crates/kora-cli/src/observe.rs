@@ -29,12 +29,17 @@ pub struct Session {
 
 impl Session {
     /// `None` when nothing is observed: then no tracer is attached at all.
-    pub fn start(observe: Observe, config: &Config, program_dir: &Path, program: &str) -> Option<Session> {
+    pub fn start(
+        observe: Observe,
+        config: &Config,
+        program_dir: &Path,
+        program: &str,
+    ) -> Option<Session> {
         if !observe.trace && !observe.cost {
             return None;
         }
         Some(Session {
-            rec: Recorder::new(),
+            rec: Recorder::streaming(),
             root: project_root(config, program_dir),
             program: program.to_string(),
             observe,
@@ -56,16 +61,16 @@ impl Session {
     }
 
     /// Writes the trace and prints the cost report; problems are warnings, never the run's failure.
-    pub fn finish(mut self) {
-        self.rec.close_all(SystemTime::now());
+    pub fn finish(self) {
+        let rec = self.rec.finish(SystemTime::now());
         if self.observe.cost {
             eprint!(
                 "{}",
-                kora_telemetry::cost::report(&self.rec.spans, self.pricing.as_ref())
+                kora_telemetry::cost::report(&rec.spans, self.pricing.as_ref())
             );
         }
         if self.observe.trace {
-            if let Err(e) = kora_telemetry::store::write(&self.root, &self.rec, &self.program) {
+            if let Err(e) = kora_telemetry::store::write(&self.root, &rec, &self.program) {
                 eprintln!("warning: the trace was not saved: {e}");
             }
         }

@@ -152,7 +152,11 @@ fn run_file(
             return;
         }
     };
-    let mode = if opts.live { Mode::Record } else { Mode::Replay };
+    let mode = if opts.live {
+        Mode::Record
+    } else {
+        Mode::Replay
+    };
     for (name, body) in tests {
         if let Some(f) = &opts.filter {
             if !name.contains(f.as_str()) && !display.contains(f.as_str()) {
@@ -260,7 +264,10 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if p.is_dir() {
             if !name.starts_with('.') && name != "target" && name != "node_modules" {
                 collect(&p, files);

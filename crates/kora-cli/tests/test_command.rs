@@ -90,28 +90,55 @@ test "no cassette entry":
     let r = kora(&d, &["test", "app.ko"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let out = &r.stdout;
-    assert!(out.contains("PASS app.ko: inner mock answers its own type"), "{out}");
-    assert!(out.contains("PASS app.ko: uncertain answers any call"), "{out}");
-    assert!(out.contains("FAIL app.ko: assert shows both sides"), "{out}");
-    assert!(out.contains("assertion failed: sum is off"), "{out}");
-    assert!(out.contains("left:  3") && out.contains("right: 4"), "{out}");
-    // The innermost mismatch comes first, then the one beneath it.
     assert!(
-        out.contains("error[E1201]: no mock fits the model call at app.ko:triage#0: the mock at app.ko:"),
+        out.contains("PASS app.ko: inner mock answers its own type"),
         "{out}"
     );
-    assert!(out.contains("answers `Ok(Invoice)`, but the call expects `Ticket`"), "{out}");
+    assert!(
+        out.contains("PASS app.ko: uncertain answers any call"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAIL app.ko: assert shows both sides"),
+        "{out}"
+    );
+    assert!(out.contains("assertion failed: sum is off"), "{out}");
+    assert!(
+        out.contains("left:  3") && out.contains("right: 4"),
+        "{out}"
+    );
+    // The innermost mismatch comes first, then the one beneath it.
+    assert!(
+        out.contains(
+            "error[E1201]: no mock fits the model call at app.ko:triage#0: the mock at app.ko:"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("answers `Ok(Invoice)`, but the call expects `Ticket`"),
+        "{out}"
+    );
     assert!(out.contains("; beneath it, the mock at app.ko:"), "{out}");
     // A replay miss names the call site, why, and how to record.
-    assert!(out.contains("error[E1017]: no recorded answer for the model call at app.ko:triage#0"), "{out}");
-    assert!(out.contains("help: record the missing answer with `kora test --live app.ko`"), "{out}");
+    assert!(
+        out.contains("error[E1017]: no recorded answer for the model call at app.ko:triage#0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("help: record the missing answer with `kora test --live app.ko`"),
+        "{out}"
+    );
     // Output of a failing test is shown under it.
     assert!(out.contains("--- output ---\n    top level ran"), "{out}");
     assert!(out.ends_with("\n2 passed, 3 failed\n"), "{out}");
 
     let r = kora(&d, &["test", "--filter", "mock", "app.ko"]);
     assert_eq!(r.code, 0, "{}", r.stdout);
-    assert!(r.stdout.ends_with("\n1 passed, 0 failed, 4 skipped\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.ends_with("\n1 passed, 0 failed, 4 skipped\n"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -135,7 +162,11 @@ fn a_folder_without_tests_fails() {
     std::fs::write(d.join("plain.ko"), "print(1)\n").expect("program");
     let r = kora(&d, &["test"]);
     assert_eq!(r.code, 1);
-    assert!(r.stdout.contains("no `test \"name\":` blocks found"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("no `test \"name\":` blocks found"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -175,6 +206,11 @@ fn live_records_a_cassette_that_then_replays() {
 
     let r = kora(&d, &["test", "app.ko"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("PASS app.ko: high priority goes to on-call"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("PASS app.ko: high priority goes to on-call"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.ends_with("\n1 passed, 0 failed\n"), "{}", r.stdout);
 }

@@ -80,9 +80,15 @@ fn otlp_file_decodes_with_genai_attributes_and_one_span_per_attempt() {
     let text = std::fs::read_to_string(&files[0]).expect("trace");
     let req: ExportTraceServiceRequest = serde_json::from_str(&text).expect("official OTLP JSON");
     let all = spans(&req);
-    let run = all.iter().find(|s| s.name == "run main.ko").expect("run span");
+    let run = all
+        .iter()
+        .find(|s| s.name == "run main.ko")
+        .expect("run span");
     assert!(run.parent_span_id.is_empty());
-    let call = all.iter().find(|s| s.name == "chat fake-model").expect("model call span");
+    let call = all
+        .iter()
+        .find(|s| s.name == "chat fake-model")
+        .expect("model call span");
     assert_eq!(call.parent_span_id, run.span_id);
     assert_eq!(call.trace_id, run.trace_id);
     let a = &call.attributes;
@@ -94,32 +100,66 @@ fn otlp_file_decodes_with_genai_attributes_and_one_span_per_attempt() {
     assert_eq!(attr_int(a, "gen_ai.usage.output_tokens"), Some(20));
     assert_eq!(attr_str(a, "kora.answered_by"), Some("model"));
     assert_eq!(attr_int(a, "kora.attempts"), Some(2));
-    let mut attempts: Vec<&&Span> = all.iter().filter(|s| s.parent_span_id == call.span_id).collect();
+    let mut attempts: Vec<&&Span> = all
+        .iter()
+        .filter(|s| s.parent_span_id == call.span_id)
+        .collect();
     attempts.sort_by_key(|s| attr_int(&s.attributes, "kora.attempt"));
     assert_eq!(attempts.len(), 2, "each retry is its own span");
-    assert_eq!(attr_int(&attempts[0].attributes, "http.response.status_code"), Some(429));
+    assert_eq!(
+        attr_int(&attempts[0].attributes, "http.response.status_code"),
+        Some(429)
+    );
     assert_eq!(attr_str(&attempts[0].attributes, "error.type"), Some("429"));
-    assert_eq!(attempts[0].status.as_ref().map(|s| s.code), Some(StatusCode::Error as i32));
-    assert_eq!(attr_int(&attempts[1].attributes, "gen_ai.usage.input_tokens"), Some(100));
-    assert_eq!(attempts[1].status.as_ref().map(|s| s.code), Some(StatusCode::Ok as i32));
+    assert_eq!(
+        attempts[0].status.as_ref().map(|s| s.code),
+        Some(StatusCode::Error as i32)
+    );
+    assert_eq!(
+        attr_int(&attempts[1].attributes, "gen_ai.usage.input_tokens"),
+        Some(100)
+    );
+    assert_eq!(
+        attempts[1].status.as_ref().map(|s| s.code),
+        Some(StatusCode::Ok as i32)
+    );
     // No program value reaches a span: the data and prompt appear nowhere in the file.
-    assert!(!text.contains("a long text") && !text.contains("Summarize."), "{text}");
+    assert!(
+        !text.contains("a long text") && !text.contains("Summarize."),
+        "{text}"
+    );
 
     let r = kora(&d, &["trace"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let tree = &r.stdout;
     assert!(tree.contains("run main.ko"), "{tree}");
     assert!(tree.contains("└─ chat fake-model"), "{tree}");
-    assert!(tree.contains("100 in / 20 out tokens  [model]  -> ok"), "{tree}");
-    assert!(tree.contains("├─ attempt 1") && tree.contains("HTTP 429  ERROR"), "{tree}");
+    assert!(
+        tree.contains("100 in / 20 out tokens  [model]  -> ok"),
+        "{tree}"
+    );
+    assert!(
+        tree.contains("├─ attempt 1") && tree.contains("HTTP 429  ERROR"),
+        "{tree}"
+    );
     assert!(tree.contains("└─ attempt 2"), "{tree}");
-    assert!(tree.contains("1 model call, 100 input + 20 output tokens"), "{tree}");
-    let id = files[0].file_stem().and_then(|s| s.to_str()).expect("run id");
+    assert!(
+        tree.contains("1 model call, 100 input + 20 output tokens"),
+        "{tree}"
+    );
+    let id = files[0]
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .expect("run id");
     let by_id = kora(&d, &["trace", id]);
     assert_eq!(by_id.stdout, r.stdout);
     let missing = kora(&d, &["trace", "19990101"]);
     assert_eq!(missing.code, 2);
-    assert!(missing.stderr.contains("no run `19990101`"), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("no run `19990101`"),
+        "{}",
+        missing.stderr
+    );
 
     let r = kora(&d, &["run", "--no-trace", "main.ko"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -149,8 +189,14 @@ fn cost_report_prices_tokens_per_model_and_agent() {
             .collect()
     };
     // 1000 * 2.0 / 1e6 + 500 * 8.0 / 1e6 = 0.006
-    assert_eq!(row("fake-model"), ["fake-model", "1", "1000", "500", "0.006000"]);
-    assert_eq!(row("summarize"), ["summarize", "1", "1000", "500", "0.006000"]);
+    assert_eq!(
+        row("fake-model"),
+        ["fake-model", "1", "1000", "500", "0.006000"]
+    );
+    assert_eq!(
+        row("summarize"),
+        ["summarize", "1", "1000", "500", "0.006000"]
+    );
     assert!(r.stderr.contains("cost (USD)"), "{}", r.stderr);
 
     std::fs::write(
@@ -160,5 +206,9 @@ fn cost_report_prices_tokens_per_model_and_agent() {
     .expect("config");
     let r = kora(&d, &["run", "--report", "cost", "main.ko"]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("kora.toml:5:") && r.stderr.contains("outptu"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("kora.toml:5:") && r.stderr.contains("outptu"),
+        "{}",
+        r.stderr
+    );
 }

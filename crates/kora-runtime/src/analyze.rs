@@ -116,7 +116,10 @@ impl Interp<'_> {
             return answer;
         }
         let Some(models) = self.models.as_mut() else {
-            return Err(RtError::new(codes::CONFIG, "model calls are not set up for this run"));
+            return Err(RtError::new(
+                codes::CONFIG,
+                "model calls are not set up for this run",
+            ));
         };
         let material = KeyMaterial {
             site: call.site.clone(),

@@ -70,7 +70,10 @@ impl Interp<'_> {
         let (l, r) = (self.show(left), self.show(right));
         match op {
             CmpOp::In | CmpOp::NotIn => format!("\n  item:      {l}\n  container: {r}"),
-            _ => format!("\n  left:  {l}\n  right: {r}\n  (`{}` is false)", op.symbol()),
+            _ => format!(
+                "\n  left:  {l}\n  right: {r}\n  (`{}` is false)",
+                op.symbol()
+            ),
         }
     }
 

@@ -74,10 +74,12 @@ impl Interp<'_> {
             .open(SpanKind::ModelCall, &format!("chat {model}"), parent, start);
         let s = |v: &str| AttrValue::Str(v.to_string());
         let int = |n: u64| AttrValue::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        t.sink.attr(span, "gen_ai.operation.name", s("chat"));
+        t.sink
+            .attr(span, "gen_ai.operation.name", AttrValue::Static("chat"));
         t.sink.attr(span, "gen_ai.request.model", s(model));
         if let Some(p) = obs.provider {
-            t.sink.attr(span, "gen_ai.provider.name", s(p));
+            t.sink
+                .attr(span, "gen_ai.provider.name", AttrValue::Static(p));
         }
         if let Some(a) = &agent {
             t.sink.attr(span, "gen_ai.agent.name", s(a));
@@ -89,7 +91,8 @@ impl Interp<'_> {
             Answered::Cassette => "cassette",
             Answered::Model => "model",
         };
-        t.sink.attr(span, "kora.answered_by", s(answered));
+        t.sink
+            .attr(span, "kora.answered_by", AttrValue::Static(answered));
         if matches!(obs.answered, Answered::Cassette | Answered::Model) {
             t.sink
                 .attr(span, "gen_ai.usage.input_tokens", int(obs.input_tokens));
@@ -107,7 +110,8 @@ impl Interp<'_> {
                 Some(span),
                 a.started,
             );
-            t.sink.attr(id, "gen_ai.operation.name", s("chat"));
+            t.sink
+                .attr(id, "gen_ai.operation.name", AttrValue::Static("chat"));
             t.sink.attr(id, "gen_ai.request.model", s(model));
             t.sink.attr(id, "kora.attempt", int(i as u64 + 1));
             t.sink
@@ -132,11 +136,12 @@ impl Interp<'_> {
         // text can quote program values, and a classified one must not leak here.
         let status = match result {
             Err(e) => {
-                t.sink.attr(span, "error.type", s(e.code));
+                t.sink.attr(span, "error.type", AttrValue::Static(e.code));
                 SpanStatus::Error
             }
             Ok(Value::Outcome(o)) => {
-                t.sink.attr(span, "kora.outcome", s(o.tag.kind()));
+                t.sink
+                    .attr(span, "kora.outcome", AttrValue::Static(o.tag.kind()));
                 // A mock's own `Failed("why")` is a program value: only the runtime's cause is shown.
                 if obs.failure.is_some() || o.tag == crate::value::OutcomeTag::Failed {
                     let kind = obs.attempts.last().map_or("failed".to_string(), |a| {

@@ -22,7 +22,10 @@ pub struct Price {
 
 impl Pricing {
     pub fn price(&self, model: &str) -> Option<Price> {
-        self.models.iter().find(|(m, _)| m == model).map(|(_, p)| *p)
+        self.models
+            .iter()
+            .find(|(m, _)| m == model)
+            .map(|(_, p)| *p)
     }
 }
 
@@ -79,7 +82,9 @@ fn parse_pricing(t: &toml::Table) -> Result<Pricing, (String, String)> {
         };
         for key in entry.keys() {
             if key != "input" && key != "output" {
-                return Err(bad(&format!("has an unknown key `{key}` (known: input, output)")));
+                return Err(bad(&format!(
+                    "has an unknown key `{key}` (known: input, output)"
+                )));
             }
         }
         let num = |name: &str| -> Result<f64, (String, String)> {

@@ -37,6 +37,8 @@ pub enum SpanKind {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrValue {
     Str(String),
+    /// A constant of the runtime's own vocabulary (`"chat"`, `"cassette"`, ...): no allocation.
+    Static(&'static str),
     Int(i64),
     Float(f64),
     Bool(bool),

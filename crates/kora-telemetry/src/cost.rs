@@ -38,7 +38,10 @@ pub fn report(spans: &[SpanData], pricing: Option<&Pricing>) -> String {
             _ => continue,
         }
         total_calls += 1;
-        let model = s.str("gen_ai.request.model").unwrap_or("unknown").to_string();
+        let model = s
+            .str("gen_ai.request.model")
+            .unwrap_or("unknown")
+            .to_string();
         let agent = s
             .str("gen_ai.agent.name")
             .map_or_else(|| "(no agent)".to_string(), str::to_string);
@@ -48,8 +51,9 @@ pub fn report(spans: &[SpanData], pricing: Option<&Pricing>) -> String {
         if pricing.is_some() && price.is_none() && !unpriced_models.contains(&model) {
             unpriced_models.push(model.clone());
         }
-        let money =
-            price.map_or(0.0, |p| (input as f64 * p.input + output as f64 * p.output) / 1e6);
+        let money = price.map_or(0.0, |p| {
+            (input as f64 * p.input + output as f64 * p.output) / 1e6
+        });
         for (key, table) in [(model.clone(), &mut by_model), (agent, &mut by_agent)] {
             let row = match table.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, r)) => r,
@@ -85,7 +89,10 @@ pub fn report(spans: &[SpanData], pricing: Option<&Pricing>) -> String {
         None => out.push_str("  set prices under [budget.pricing] in kora.toml to see money\n"),
         Some(_) => {
             for m in unpriced_models {
-                let _ = writeln!(out, "  `{m}` has no price in [budget.pricing]: its cost is not counted");
+                let _ = writeln!(
+                    out,
+                    "  `{m}` has no price in [budget.pricing]: its cost is not counted"
+                );
             }
         }
     }
@@ -96,7 +103,12 @@ fn table(out: &mut String, what: &str, rows: &[(String, Row)], currency: Option<
     if rows.is_empty() {
         return;
     }
-    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0).max(what.len());
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.len())
+        .max()
+        .unwrap_or(0)
+        .max(what.len());
     let _ = write!(
         out,
         "  {what:<width$}  {:>5}  {:>12}  {:>13}",
@@ -132,14 +144,21 @@ mod tests {
     use kora_runtime::trace::{AttrValue, SpanStatus, Tracer};
     use std::time::SystemTime;
 
-    fn call(rec: &mut Recorder, model: &str, agent: Option<&str>, by: &str, i: i64, o: i64) {
+    fn call(
+        rec: &mut Recorder,
+        model: &str,
+        agent: Option<&str>,
+        by: &'static str,
+        i: i64,
+        o: i64,
+    ) {
         let t = SystemTime::now();
         let s = rec.open(SpanKind::ModelCall, "chat", None, t);
         rec.attr(s, "gen_ai.request.model", AttrValue::Str(model.into()));
         if let Some(a) = agent {
             rec.attr(s, "gen_ai.agent.name", AttrValue::Str(a.into()));
         }
-        rec.attr(s, "kora.answered_by", AttrValue::Str(by.into()));
+        rec.attr(s, "kora.answered_by", AttrValue::Static(by));
         rec.attr(s, "gen_ai.usage.input_tokens", AttrValue::Int(i));
         rec.attr(s, "gen_ai.usage.output_tokens", AttrValue::Int(o));
         rec.close(s, t, SpanStatus::Ok, None);
@@ -154,8 +173,15 @@ mod tests {
         call(&mut rec, "a", None, "mock", 99, 99);
         let pricing = Pricing {
             currency: "USD".into(),
-            models: vec![("a".into(), Price { input: 2.0, output: 4.0 })],
+            models: vec![(
+                "a".into(),
+                Price {
+                    input: 2.0,
+                    output: 4.0,
+                },
+            )],
         };
+        let rec = rec.finish(SystemTime::now());
         let text = report(&rec.spans, Some(&pricing));
         let line = |k: &str| {
             text.lines()
@@ -167,7 +193,10 @@ mod tests {
         assert_eq!(line("a "), ["a", "2", "1000000", "500000", "4.000000"]);
         assert_eq!(line("b "), ["b", "1", "10", "10", "-"]);
         assert_eq!(line("triage"), ["triage", "2", "1000010", "10", "2.000000"]);
-        assert!(text.contains("1 of 3 calls were answered from the cassette"), "{text}");
+        assert!(
+            text.contains("1 of 3 calls were answered from the cassette"),
+            "{text}"
+        );
         assert!(text.contains("1 mocked calls"), "{text}");
         assert!(text.contains("`b` has no price"), "{text}");
     }

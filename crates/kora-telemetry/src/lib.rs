@@ -10,4 +10,4 @@ pub mod recorder;
 pub mod store;
 pub mod tree;
 
-pub use recorder::{Recorder, SpanData};
+pub use recorder::{Recorder, Recording, RunIds, SpanData};

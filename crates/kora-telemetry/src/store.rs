@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::otlp;
-use crate::recorder::Recorder;
+use crate::recorder::Recording;
 
 pub const TRACE_DIR: &str = ".kora/traces";
 
@@ -18,15 +18,19 @@ pub fn trace_dir(root: &Path) -> PathBuf {
 }
 
 /// Writes a run's spans as OTLP JSON; returns the file written.
-pub fn write(root: &Path, rec: &Recorder, program: &str) -> Result<PathBuf, String> {
+pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, String> {
     let dir = trace_dir(root);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let path = dir.join(format!("{}.json", rec.run_id));
-    let mut text = otlp::to_json(&otlp::to_request(rec, program));
-    text.push('\n');
+    let path = dir.join(format!("{}.json", rec.ids.run_id));
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, &path))
+    std::fs::File::create(&tmp)
+        .and_then(|f| {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+            otlp::write_recording(rec, program, &mut w)?;
+            std::io::Write::write_all(&mut w, b"\n")?;
+            std::io::Write::flush(&mut w)
+        })
+        .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     prune(&dir);
     Ok(path)

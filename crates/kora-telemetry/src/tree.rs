@@ -26,14 +26,18 @@ pub fn render(req: &ExportTraceServiceRequest) -> String {
             spans.extend(ss.spans.iter());
         }
     }
-    let ids: std::collections::HashSet<&[u8]> = spans.iter().map(|s| s.span_id.as_slice()).collect();
+    let ids: std::collections::HashSet<&[u8]> =
+        spans.iter().map(|s| s.span_id.as_slice()).collect();
     let mut children: HashMap<&[u8], Vec<&Span>> = HashMap::new();
     let mut roots = Vec::new();
     for s in &spans {
         if s.parent_span_id.is_empty() || !ids.contains(s.parent_span_id.as_slice()) {
             roots.push(*s);
         } else {
-            children.entry(s.parent_span_id.as_slice()).or_default().push(*s);
+            children
+                .entry(s.parent_span_id.as_slice())
+                .or_default()
+                .push(*s);
         }
     }
     let order = |v: &mut Vec<&Span>| v.sort_by_key(|s| s.start_time_unix_nano);
@@ -70,7 +74,11 @@ fn walk(out: &mut String, s: &Span, children: &HashMap<&[u8], Vec<&Span>>, inden
     };
     for (n, k) in kids.iter().enumerate() {
         let last = n + 1 == kids.len();
-        let (branch, more) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
+        let (branch, more) = if last {
+            ("└─ ", "   ")
+        } else {
+            ("├─ ", "│  ")
+        };
         line(out, k, indent, branch);
         walk(out, k, children, &format!("{indent}{more}"));
     }

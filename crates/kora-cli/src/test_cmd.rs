@@ -208,11 +208,8 @@ fn run_one(
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), span);
     }
-    let mut top_level_failed = false;
-    let result = interp.run_main().map_err(|e| {
-        top_level_failed = true;
-        e
-    });
+    let result = interp.run_main();
+    let top_level_failed = result.is_err();
     let result = result.and_then(|()| {
         let f = Value::Func(Rc::new(Function {
             def: body.clone(),

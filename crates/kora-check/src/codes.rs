@@ -32,3 +32,11 @@ pub const NO_STD_MEMBER: &str = "E0601";
 pub const STD_NOT_VALUE: &str = "E0602";
 pub const SQL_TEXT_BUILT: &str = "E0603";
 pub const BAD_REGEX: &str = "E0604";
+// Tests and mocks (E0700–E0749).
+pub const TEST_NOT_TOP_LEVEL: &str = "E0701";
+pub const DUPLICATE_TEST: &str = "E0702";
+pub const MOCK_OUTSIDE_TEST: &str = "E0703";
+pub const MOCK_TARGET: &str = "E0704";
+pub const MOCK_NOT_OUTCOME: &str = "E0705";
+pub const UNKNOWN_METRIC: &str = "E0706";
+pub const METRIC_ARGS: &str = "E0707";

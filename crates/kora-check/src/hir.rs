@@ -166,6 +166,8 @@ pub enum StmtKind {
     /// Runs a module's top level if it has not run, and binds it.
     Use(Target, ModId),
     Assert(Expr, Option<Expr>),
+    /// `with mock analyze -> value:` (inside a test): the body's model calls answer with `value`.
+    Mock(Expr, Vec<Stmt>),
 }
 
 #[derive(Debug)]

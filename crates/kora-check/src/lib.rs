@@ -9,12 +9,14 @@ pub mod hir;
 pub mod loader;
 mod lower;
 mod lower_call;
+mod lower_eval;
 mod lower_expr;
 mod lower_fn;
 mod lower_pattern;
 mod lower_std;
 mod lower_stmt;
 mod lower_store;
+mod lower_test;
 pub mod names;
 pub mod scope;
 pub mod std_api;
@@ -112,6 +114,8 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
     }
     lower_std::register_std_records(&mut ctx, hir::ModId(loaded.entry as u32));
     collect_types(&loaded, &mut ctx, &mut diags);
+    let any_eval = loaded.files.iter().any(|f| lower_eval::uses_eval(&f.ast));
+    lower_eval::register_judgement(&mut ctx, any_eval, hir::ModId(loaded.entry as u32));
     collect_sigs(&loaded, &mut ctx, &mut diags);
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
@@ -121,7 +125,9 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
         let ops = kora_syntax::ops::number_calls(&f.ast);
         let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
+        l.uses_eval = lower_eval::uses_eval(&f.ast);
         let body = l.module_body(&f.ast.stmts, "<module>");
+        let tests = std::mem::take(&mut l.tests);
         // After a syntax error the tree has holes; names and types read across
         // them would only report the same mistake again in other words.
         let has_syntax_errors = diags[i]
@@ -137,7 +143,7 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
             source: f.source.clone(),
             globals: scopes[i].globals.clone(),
             body,
-            tests: Vec::new(),
+            tests,
         });
     }
 

@@ -114,6 +114,12 @@ pub(crate) struct Lowerer<'a> {
     pub scopes: &'a ScopeTable,
     pub fns: Vec<FnState>,
     pub diags: Vec<Diagnostic>,
+    /// The module's `test "name":` blocks, lowered to functions (see `lower_test.rs`).
+    pub tests: Vec<(String, Rc<hir::Function>)>,
+    /// How many `test` bodies enclose the code being lowered.
+    pub in_test: u32,
+    /// The file says `use eval`: `eval.metric(...)` is a judge call (see `lower_eval.rs`).
+    pub uses_eval: bool,
 }
 
 impl<'a> Lowerer<'a> {
@@ -135,6 +141,9 @@ impl<'a> Lowerer<'a> {
             scopes,
             fns: Vec::new(),
             diags: Vec::new(),
+            tests: Vec::new(),
+            in_test: 0,
+            uses_eval: false,
         }
     }
 

@@ -121,6 +121,9 @@ impl Lowerer<'_> {
     pub(crate) fn call(&mut self, func: &ast::Expr, args: &[ast::Arg], span: Span) -> Lowered {
         // Only this call may read the annotation it is assigned to; its arguments may not.
         let expect = self.expect.take();
+        if let Some(judge) = self.eval_call(func, args, span) {
+            return judge;
+        }
         // `obj.method(...)` is a method call, unless `obj` is a module.
         if let AE::Attr(obj, name) = &func.kind {
             if let AE::Name(n) = &obj.kind {

@@ -357,8 +357,9 @@ impl Builder<'_> {
                 self.expr(value);
                 self.stmts(body);
             }
-            StmtKind::Test { .. } => {
-                // Test bodies are separate functions, analysed when `kora test` lowers them.
+            StmtKind::Test { body, .. } => {
+                // A test body is a function of its own: its names are its locals.
+                self.function(s.span, &[], |b| b.block(body));
             }
             StmtKind::TypeAlias { .. }
             | StmtKind::Nonlocal(_)

@@ -6,12 +6,15 @@
 mod check;
 mod diagnostics;
 mod notes;
+mod observe;
 mod run;
+mod test_cmd;
+mod trace_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
 #[command(
@@ -38,11 +41,39 @@ enum Command {
         /// Use this run id (for `notes` and `kora notes`) instead of a fresh one
         #[arg(long, value_name = "ID")]
         run_id: Option<String>,
+        /// After the run, print a report on stderr: `cost` is tokens (and money) per model and agent
+        #[arg(long, value_enum)]
+        report: Option<Report>,
+        /// Do not write the run's trace to .kora/traces/
+        #[arg(long)]
+        no_trace: bool,
         /// The `.ko` file to run
         file: PathBuf,
         /// Arguments passed to the program
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Run the `test "name":` blocks of .ko files (model calls replay from cassettes)
+    Test {
+        /// Files or folders to search for tests (default: the current folder)
+        paths: Vec<PathBuf>,
+        /// Call the model for every `analyze` and record the answers in each file's cassette
+        #[arg(long)]
+        live: bool,
+        /// Run only tests whose name (or file path) contains this text
+        #[arg(long)]
+        filter: Option<String>,
+        /// After the tests, print a report on stderr: `cost` is tokens (and money) per model and agent
+        #[arg(long, value_enum)]
+        report: Option<Report>,
+        /// Do not write the trace to .kora/traces/
+        #[arg(long)]
+        no_trace: bool,
+    },
+    /// Print a recorded run's spans as a tree, with durations and tokens (default: the newest)
+    Trace {
+        /// A run id (or its start) from .kora/traces/, or a trace file's path
+        run: Option<String>,
     },
     /// Report every syntax and type error without running anything
     Check {
@@ -62,6 +93,19 @@ enum Command {
     },
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum Report {
+    /// Tokens per model and per agent, and money when `[budget.pricing]` is set
+    Cost,
+}
+
+fn observe(report: Option<Report>, no_trace: bool) -> observe::Observe {
+    observe::Observe {
+        trace: !no_trace,
+        cost: matches!(report, Some(Report::Cost)),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
@@ -71,6 +115,8 @@ fn main() -> ExitCode {
             record,
             replay,
             run_id,
+            report,
+            no_trace,
         } => {
             let mode = if record {
                 kora_runtime::cassette::Mode::Record
@@ -79,8 +125,21 @@ fn main() -> ExitCode {
             } else {
                 kora_runtime::cassette::Mode::Auto
             };
-            run::run(file, args, mode, run_id)
+            run::run(file, args, mode, run_id, observe(report, no_trace))
         }
+        Command::Test {
+            paths,
+            live,
+            filter,
+            report,
+            no_trace,
+        } => test_cmd::test(test_cmd::TestOpts {
+            paths,
+            live,
+            filter,
+            observe: observe(report, no_trace),
+        }),
+        Command::Trace { run } => trace_cmd::trace(run.as_deref()),
         Command::Check { files } => check::check(&files),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
     };

@@ -8,12 +8,20 @@ use kora_runtime::analyze::Models;
 use kora_runtime::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
 
+use crate::observe::{Observe, Session};
+
 /// The interpreter recurses on the host stack once per Kora call; 1000 nested
 /// calls of a debug build need far more than the default 8 MiB. Untouched
 /// pages cost nothing.
 const STACK_BYTES: usize = 1 << 30;
 
-pub fn run(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Option<String>) -> u8 {
+pub fn run(
+    file: PathBuf,
+    args: Vec<String>,
+    mode: Mode,
+    run_id: Option<String>,
+    observe: Observe,
+) -> u8 {
     if let Some(id) = run_id
         .as_deref()
         .filter(|id| !kora_runtime::stdlib::valid_run_id(id))
@@ -21,10 +29,15 @@ pub fn run(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Option<String>)
         eprintln!("error: --run-id {id:?}: a run id is letters, digits, `-`, `_` and `.`");
         return 2;
     }
+    on_big_stack(move || run_on_this_thread(file, args, mode, run_id, observe))
+}
+
+/// Runs `f` on a thread with room for 1000 nested Kora calls; a panic is reported as a bug.
+pub fn on_big_stack(f: impl FnOnce() -> u8 + Send + 'static) -> u8 {
     let worker = std::thread::Builder::new()
         .name("kora-main".into())
         .stack_size(STACK_BYTES)
-        .spawn(move || run_on_this_thread(file, args, mode, run_id));
+        .spawn(f);
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => {
@@ -38,7 +51,13 @@ pub fn run(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Option<String>)
     }
 }
 
-fn run_on_this_thread(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Option<String>) -> u8 {
+fn run_on_this_thread(
+    file: PathBuf,
+    args: Vec<String>,
+    mode: Mode,
+    run_id: Option<String>,
+    observe: Observe,
+) -> u8 {
     let checked = match check_program(&file, &Disk) {
         Ok(c) => c,
         Err(e) => {
@@ -78,6 +97,15 @@ fn run_on_this_thread(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Opti
             return 2;
         }
     };
+    let program_name = file.display().to_string();
+    let mut session = Session::start(observe, &config, dir, &program_name);
+    let run_span = session.as_mut().map(|s| {
+        s.open(
+            kora_runtime::trace::SpanKind::Run,
+            &format!("run {program_name}"),
+            None,
+        )
+    });
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let stdin = std::io::stdin();
@@ -89,6 +117,9 @@ fn run_on_this_thread(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Opti
         args,
         observers: Vec::new(),
     });
+    if let Some(s) = session.as_mut() {
+        interp.attach_tracer(Box::new(&mut s.rec), run_span);
+    }
     interp.set_models(Models {
         config,
         cassette: Some(cassette),
@@ -98,6 +129,10 @@ fn run_on_this_thread(file: PathBuf, args: Vec<String>, mode: Mode, run_id: Opti
     let saved = interp.finish();
     drop(interp);
     let _ = out.flush();
+    if let (Some(mut s), Some(span)) = (session, run_span) {
+        s.close(span, result.as_ref().err().map(|e| e.code));
+        s.finish();
+    }
     if let Err(e) = saved {
         eprintln!("error: {e}");
         if result.is_ok() {

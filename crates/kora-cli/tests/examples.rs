@@ -44,3 +44,40 @@ fn examples_print_their_expected_output() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `kora test examples/` passes from the committed cassettes, and every example has tests.
+#[test]
+fn every_example_has_tests_that_pass_from_cassettes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
+        .args(["test", "--no-trace", "examples/"])
+        .current_dir(&root)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("kora runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "kora test examples/ failed:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = stdout.lines().last().unwrap_or("");
+    let passed: usize = summary
+        .strip_suffix(" passed, 0 failed")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected summary {summary:?}:\n{stdout}"));
+    let mut examples: Vec<String> = std::fs::read_dir(root.join("examples"))
+        .expect("examples folder")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ko"))
+        .collect();
+    examples.sort();
+    for name in &examples {
+        assert!(
+            stdout.contains(&format!("PASS examples/{name}: ")),
+            "{name} has no passing test:\n{stdout}"
+        );
+    }
+    assert!(passed >= 2 * examples.len(), "{stdout}");
+}

@@ -23,6 +23,8 @@ const MAX_ERROR_BODY: u64 = 64 * 1024;
 pub struct Attempt {
     /// The HTTP status, when a response arrived.
     pub status: Option<u16>,
+    /// When the request was sent (wall clock, so spans line up with other systems').
+    pub started: std::time::SystemTime,
     /// Tokens the provider reported for this attempt (a broken stream may still report some).
     pub usage: Usage,
     pub duration: Duration,
@@ -165,6 +167,7 @@ pub fn call(
 
     loop {
         let now = Instant::now();
+        let started = std::time::SystemTime::now();
         let Some(timeout) = retry::request_timeout(settings.timeout(), deadline, now) else {
             return Err(CallFailure {
                 cause: if log.is_empty() {
@@ -199,6 +202,7 @@ pub fn call(
                 total.add(reply.usage);
                 log.push(Attempt {
                     status: Some(status),
+                    started,
                     usage: reply.usage,
                     duration,
                     error: None,
@@ -212,6 +216,7 @@ pub fn call(
                 total.add(cause.usage);
                 log.push(Attempt {
                     status: cause.status,
+                    started,
                     usage: cause.usage,
                     duration,
                     error: Some(cause.line()),

@@ -16,6 +16,7 @@ use crate::cassette::{self, Entry, KeyMaterial, Mode};
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::Interp;
 use crate::json_value::{from_json, shape_of, to_json};
+use crate::model_span::{Answered, ModelObs};
 use crate::value::{OutcomeTag, Value};
 
 /// What a run needs to make model calls: its configuration and its cassette.
@@ -37,6 +38,18 @@ impl Models {
 
 impl Interp<'_> {
     pub(crate) fn analyze(&mut self, call: &AnalyzeCall) -> RtResult<Value> {
+        if self.tracing.is_none() {
+            return self.analyze_call(call, &mut ModelObs::default());
+        }
+        // trace: one span per call (mock, cassette and every attempt included), see model_span.rs.
+        let start = std::time::SystemTime::now();
+        let mut obs = ModelObs::default();
+        let r = self.analyze_call(call, &mut obs);
+        self.trace_model_call(call, start, &obs, &r);
+        r
+    }
+
+    fn analyze_call(&mut self, call: &AnalyzeCall, obs: &mut ModelObs) -> RtResult<Value> {
         if self.guard_depth > 0 {
             // Guards may run for arms that never execute: a model call there would
             // make the cost of a `match` depend on the order of its arms.
@@ -92,6 +105,22 @@ impl Interp<'_> {
             .config
             .resolve(model_name.as_deref())
             .map_err(|m| RtError::new(codes::CONFIG, m))?;
+        // trace: which model, whoever answers.
+        obs.model = Some(entry.name.clone());
+        obs.provider = Some(ModelObs::provider_of(entry.api));
+        // A test's mocks answer before the cassette or the model.
+        if let Some(answer) = self.mock_answer(call) {
+            if answer.is_ok() {
+                obs.answered = Answered::Mock;
+            }
+            return answer;
+        }
+        let Some(models) = self.models.as_mut() else {
+            return Err(RtError::new(
+                codes::CONFIG,
+                "model calls are not set up for this run",
+            ));
+        };
         let material = KeyMaterial {
             site: call.site.clone(),
             model: entry.name.clone(),
@@ -105,6 +134,10 @@ impl Interp<'_> {
         // Prepared: a recorded answer is replayed, never performed again.
         if models.mode != Mode::Record {
             if let Some(rec) = models.cassette.as_ref().and_then(|c| c.get(&key)).cloned() {
+                // trace: a replayed call reports the tokens it was recorded with.
+                obs.answered = Answered::Cassette;
+                obs.input_tokens = rec.usage.input_tokens;
+                obs.output_tokens = rec.usage.output_tokens;
                 let outcome = self.recorded_outcome(call, &rec.outcome);
                 if call.stream {
                     if let Value::Outcome(o) = &outcome {
@@ -162,14 +195,24 @@ impl Interp<'_> {
         };
 
         // Terminal: map the reply onto an outcome; record answers, never failures.
+        obs.answered = Answered::Model;
         let (outcome_json, usage) = match result {
             Err(failure) => {
+                // trace: spent tokens stay spent, and each attempt is its own span.
+                obs.input_tokens = failure.usage.input_tokens;
+                obs.output_tokens = failure.usage.output_tokens;
+                obs.failure = Some(failure.cause.clone());
+                obs.attempts = failure.attempt_log;
                 return Ok(Value::outcome(
                     OutcomeTag::Failed,
                     Value::str(failure.cause.clone()),
                 ));
             }
-            Ok(reply) => {
+            Ok(mut reply) => {
+                // trace: the reply's usage is the sum over its attempts.
+                obs.input_tokens = reply.usage.input_tokens;
+                obs.output_tokens = reply.usage.output_tokens;
+                obs.attempts = std::mem::take(&mut reply.attempts);
                 let usage = cassette::Usage {
                     input_tokens: reply.usage.input_tokens,
                     output_tokens: reply.usage.output_tokens,
@@ -181,6 +224,7 @@ impl Interp<'_> {
                             Decoded::Ok(v) => serde_json::json!({ "ok": v }),
                             Decoded::Uncertain(r) => serde_json::json!({ "uncertain": r }),
                             Decoded::Mismatch(path) => {
+                                obs.failure = Some(format!("schema: {path}"));
                                 return Ok(Value::outcome(
                                     OutcomeTag::Failed,
                                     Value::str(format!("schema: {path}")),

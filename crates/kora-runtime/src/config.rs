@@ -16,6 +16,8 @@ pub struct Config {
     /// The entry used when a call names none.
     pub default_model: Option<ModelEntryNamed>,
     pub settings: Settings,
+    /// `[budget.pricing]`, for the cost report's money column.
+    pub pricing: Option<crate::pricing::Pricing>,
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +110,15 @@ impl Config {
                     format!("`{k}` must be a table: write `[{k}]`"),
                 ));
             }
+        }
+        if let Some(b) = table.get("budget").and_then(|b| b.as_table()) {
+            cfg.pricing = crate::pricing::parse_budget(b).map_err(|(key, m)| {
+                let line = line_of(text, &key, Some("budget"))
+                    .or_else(|| line_of(text, &format!("\"{key}\""), Some("budget.pricing")))
+                    .or_else(|| line_of(text, &key, Some("budget.pricing")))
+                    .or_else(|| line_of(text, "budget.pricing", None));
+                err(line, m)
+            })?;
         }
         let Some(models) = table.get("models").and_then(|m| m.as_table()) else {
             return Ok(cfg);

@@ -26,6 +26,9 @@ pub mod codes {
     pub const BAD_PATTERN: &str = "E1102";
     pub const NOT_ENCODABLE: &str = "E1103";
     pub const STD_VALUE: &str = "E1104";
+    // Tests, mocks and evaluation (E1200–E1249).
+    pub const MOCK_MISMATCH: &str = "E1201";
+    pub const MOCK_VALUE: &str = "E1202";
 }
 
 /// One frame of a Kora stack trace.

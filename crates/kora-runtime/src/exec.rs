@@ -162,27 +162,8 @@ impl Interp<'_> {
                 self.init_module(*m)?;
                 self.assign(t, Value::Module(*m))?;
             }
-            S::Assert(c, msg) => {
-                if !self.eval(c)?.truthy() {
-                    let text = match msg {
-                        Some(m) => {
-                            let v = self.eval(m)?;
-                            let mut s = String::new();
-                            crate::format::to_str(&self.prog, &v, &mut s);
-                            s
-                        }
-                        None => {
-                            let src = &self.prog.modules[self.cur_mod].source;
-                            let r = c.span.range();
-                            src.get(r).unwrap_or("assertion").to_string()
-                        }
-                    };
-                    return Err(RtError::new(
-                        codes::ASSERTION,
-                        format!("assertion failed: {text}"),
-                    ));
-                }
-            }
+            S::Assert(c, msg) => self.exec_assert(c, msg.as_ref())?,
+            S::Mock(value, body) => return self.exec_mock(value, body, s.span),
         }
         Ok(Flow::Normal)
     }

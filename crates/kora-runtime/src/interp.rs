@@ -88,6 +88,10 @@ pub struct Interp<'io> {
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
     /// The standard library's run state, made at the first standard-library call.
     pub(crate) host: Option<Box<crate::stdlib::Host>>,
+    /// Active `with mock` blocks, innermost last (see `mock.rs`).
+    pub(crate) mocks: Vec<crate::mock::Mock>,
+    /// Where spans go, when a tracer is attached (see `trace.rs`).
+    pub(crate) tracing: Option<crate::trace::Tracing<'io>>,
 }
 
 impl<'io> Interp<'io> {
@@ -119,6 +123,8 @@ impl<'io> Interp<'io> {
             input: None,
             debugger: None,
             host: None,
+            mocks: Vec::new(),
+            tracing: None,
         }
     }
 

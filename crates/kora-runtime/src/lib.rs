@@ -5,6 +5,7 @@
 
 pub mod analyze;
 pub mod arith;
+mod assert;
 pub mod builtins;
 pub mod caller;
 pub mod cassette;
@@ -23,8 +24,12 @@ pub mod iter;
 pub mod json_value;
 mod matching;
 pub mod methods;
+mod mock;
+mod model_span;
+pub mod pricing;
 pub mod report;
 pub mod stdlib;
+pub mod trace;
 pub mod value;
 
 pub use error::{RtError, RtResult};

@@ -1,0 +1,286 @@
+//! `kora test [PATH...]`: finds the `test "name":` blocks of `.ko` files and runs each one.
+//!
+//! Each test runs in a fresh interpreter: its file's top level first (so the
+//! test sees the file's functions, types and globals), then the test body,
+//! with output captured and shown only when the test fails. Model calls
+//! replay from the file's cassette unless `--live` records them; the closing
+//! line is `N passed, N failed` (`, N skipped` when a filter left some out).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use kora_check::{check_program, hir, Disk};
+use kora_runtime::analyze::Models;
+use kora_runtime::cassette::{Cassette, Mode};
+use kora_runtime::config::Config;
+use kora_runtime::error::codes;
+use kora_runtime::trace::SpanKind;
+use kora_runtime::value::{Function, Value};
+
+use crate::observe::{Observe, Session};
+
+pub struct TestOpts {
+    pub paths: Vec<PathBuf>,
+    pub live: bool,
+    pub filter: Option<String>,
+    pub observe: Observe,
+}
+
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    compile_errors: usize,
+}
+
+pub fn test(opts: TestOpts) -> u8 {
+    crate::run::on_big_stack(move || run_tests(opts))
+}
+
+fn run_tests(opts: TestOpts) -> u8 {
+    let paths = if opts.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        opts.paths.clone()
+    };
+    let mut files = Vec::new();
+    for p in &paths {
+        if p.is_dir() {
+            collect(p, &mut files);
+        } else if p.is_file() {
+            files.push(p.clone());
+        } else {
+            eprintln!("error: no such file or folder: {}", p.display());
+            return 2;
+        }
+    }
+    let first_dir = dir_of(&paths[0]);
+    let session_config = match Config::discover(&first_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let mut session = Session::start(opts.observe, &session_config, &first_dir, "kora test");
+    let root = session
+        .as_mut()
+        .map(|s| s.open(SpanKind::Run, "kora test", None));
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut tally = Tally::default();
+    for file in &files {
+        run_file(file, &opts, &mut session, root, &mut tally, &mut out);
+    }
+    let total_run = tally.passed + tally.failed;
+    if total_run == 0 && tally.compile_errors == 0 {
+        let _ = writeln!(
+            out,
+            "{}",
+            match (&opts.filter, tally.skipped) {
+                (Some(f), n) if n > 0 => format!("no test matches --filter {f:?} ({n} skipped)"),
+                _ => format!(
+                    "no `test \"name\":` blocks found in {}",
+                    paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        );
+    }
+    let mut summary = format!("{} passed, {} failed", tally.passed, tally.failed);
+    if tally.skipped > 0 {
+        summary.push_str(&format!(", {} skipped", tally.skipped));
+    }
+    let _ = writeln!(out, "\n{summary}");
+    let _ = out.flush();
+    if let (Some(s), Some(r)) = (session.as_mut(), root) {
+        s.close(r, (tally.failed > 0).then_some("tests failed"));
+    }
+    if let Some(s) = session {
+        s.finish();
+    }
+    if tally.compile_errors > 0 {
+        2
+    } else if tally.failed > 0 || total_run == 0 {
+        1
+    } else {
+        0
+    }
+}
+
+fn run_file(
+    file: &Path,
+    opts: &TestOpts,
+    session: &mut Option<Session>,
+    root: Option<kora_runtime::trace::SpanId>,
+    tally: &mut Tally,
+    out: &mut dyn Write,
+) {
+    let display = file.display().to_string();
+    let checked = match check_program(file, &Disk) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot read `{}`: {}", e.path.display(), e.error);
+            tally.compile_errors += 1;
+            return;
+        }
+    };
+    let errors = crate::diagnostics::print_all(&checked);
+    let Some(program) = checked.program.filter(|_| errors == 0) else {
+        let _ = writeln!(
+            out,
+            "FAIL {display}: {errors} error{} found; its tests did not run",
+            if errors == 1 { "" } else { "s" }
+        );
+        tally.compile_errors += 1;
+        return;
+    };
+    let tests = program.module(program.entry).tests.clone();
+    if tests.is_empty() {
+        return;
+    }
+    let config = match Config::discover(&dir_of(file)) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(out, "FAIL {display}: {e}");
+            tally.failed += tests.len();
+            return;
+        }
+    };
+    let mode = if opts.live {
+        Mode::Record
+    } else {
+        Mode::Replay
+    };
+    for (name, body) in tests {
+        if let Some(f) = &opts.filter {
+            if !name.contains(f.as_str()) && !display.contains(f.as_str()) {
+                tally.skipped += 1;
+                continue;
+            }
+        }
+        let span = session
+            .as_mut()
+            .map(|s| s.open(SpanKind::Test, &format!("test {name:?}"), root));
+        let result = run_one(&program, file, &config, mode, &body, session, span);
+        if let (Some(s), Some(id)) = (session.as_mut(), span) {
+            s.close(id, result.as_ref().err().map(|_| "failed"));
+        }
+        match result {
+            Ok(()) => {
+                tally.passed += 1;
+                let _ = writeln!(out, "PASS {display}: {name}");
+            }
+            Err(details) => {
+                tally.failed += 1;
+                let _ = writeln!(out, "FAIL {display}: {name}");
+                for line in details.lines() {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+        }
+    }
+}
+
+/// Runs one test; `Err` holds what to show: the error with its trace, then the captured output.
+fn run_one(
+    program: &Rc<hir::Program>,
+    file: &Path,
+    config: &Config,
+    mode: Mode,
+    body: &Rc<hir::Function>,
+    session: &mut Option<Session>,
+    span: Option<kora_runtime::trace::SpanId>,
+) -> Result<(), String> {
+    let cassette = Cassette::open(&Cassette::path_for(file))?;
+    let mut captured: Vec<u8> = Vec::new();
+    let mut interp = kora_runtime::Interp::new(program.clone(), &mut captured);
+    interp.set_models(Models {
+        config: config.clone(),
+        cassette: Some(cassette),
+        mode,
+    });
+    if let Some(s) = session.as_mut() {
+        interp.attach_tracer(Box::new(&mut s.rec), span);
+    }
+    let result = interp.run_main();
+    let top_level_failed = result.is_err();
+    let result = result.and_then(|()| {
+        let f = Value::Func(Rc::new(Function {
+            def: body.clone(),
+            captures: Vec::new(),
+            defaults: Vec::new(),
+        }));
+        interp.call_value_kw(&f, Vec::new(), Vec::new()).map(|_| ())
+    });
+    let saved = interp.finish();
+    drop(interp);
+    let mut details = String::new();
+    if let Err(e) = &result {
+        if top_level_failed {
+            details.push_str("the file's top level failed before the test ran:\n");
+        }
+        let mut shown = (**e).clone();
+        if e.code == codes::REPLAY_MISS {
+            // `kora run --record` records the top level, not the tests: say what records these.
+            shown.message = shown
+                .message
+                .replace("; record it with `kora run --record`", "");
+        }
+        details.push_str(&kora_runtime::report::render_error(program, &shown));
+        if e.code == codes::REPLAY_MISS {
+            details.push_str(&format!(
+                "help: record the missing answer with `kora test --live {}`\n",
+                file.display()
+            ));
+        }
+    }
+    if let Err(e) = saved {
+        details.push_str(&format!("error: {e}\n"));
+    }
+    if details.is_empty() {
+        return Ok(());
+    }
+    if !captured.is_empty() {
+        details.push_str("--- output ---\n");
+        details.push_str(&String::from_utf8_lossy(&captured));
+    }
+    Err(details)
+}
+
+/// Every `.ko` file under `dir`, in path order; hidden folders and build output are skipped.
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if p.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                collect(&p, files);
+            }
+        } else if p.extension().is_some_and(|x| x == "ko") {
+            files.push(p);
+        }
+    }
+}
+
+fn dir_of(p: &Path) -> PathBuf {
+    if p.is_dir() {
+        return p.to_path_buf();
+    }
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}

@@ -1,0 +1,172 @@
+//! The spans of one model call: what `analyze` observed, reported to the tracer as a
+//! `chat {model}` span (GenAI semantic conventions) with one child span per HTTP attempt.
+//!
+//! Every attempt carries its own status and token usage, and the call's
+//! usage is the sum over its attempts, so a retried call's cost is never
+//! hidden behind its final answer.
+
+use std::time::SystemTime;
+
+use kora_check::hir::AnalyzeCall;
+use kora_models::{Api, Attempt};
+use kora_syntax::ast::FuncKind;
+
+use crate::error::RtResult;
+use crate::interp::Interp;
+use crate::trace::{AttrValue, SpanKind, SpanStatus};
+use crate::value::Value;
+
+/// Who answered a model call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// Nothing answered: the call stopped before (a configuration error, a mock mismatch).
+    #[default]
+    Nobody,
+    Mock,
+    Cassette,
+    Model,
+}
+
+/// What `analyze` saw while making one call, filled in as it goes.
+#[derive(Default)]
+pub(crate) struct ModelObs {
+    pub model: Option<String>,
+    pub provider: Option<&'static str>,
+    pub answered: Answered,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub attempts: Vec<Attempt>,
+    /// Why the call ended `Failed`, when it did.
+    pub failure: Option<String>,
+}
+
+impl ModelObs {
+    pub fn provider_of(api: Api) -> &'static str {
+        match api {
+            Api::OpenAi => "openai",
+            Api::Ollama => "ollama",
+        }
+    }
+}
+
+impl Interp<'_> {
+    /// Reports one finished model call (and its attempts) to the tracer.
+    pub(crate) fn trace_model_call(
+        &mut self,
+        call: &AnalyzeCall,
+        start: SystemTime,
+        obs: &ModelObs,
+        result: &RtResult<Value>,
+    ) {
+        let agent = self
+            .frames
+            .iter()
+            .rev()
+            .find(|f| f.func.kind == FuncKind::Agent)
+            .map(|f| f.func.name.clone());
+        let Some(t) = self.tracing.as_mut() else {
+            return;
+        };
+        let model = obs.model.as_deref().unwrap_or("unknown");
+        let parent = t.open.last().copied();
+        let span = t
+            .sink
+            .open(SpanKind::ModelCall, &format!("chat {model}"), parent, start);
+        let s = |v: &str| AttrValue::Str(v.to_string());
+        let int = |n: u64| AttrValue::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        t.sink
+            .attr(span, "gen_ai.operation.name", AttrValue::Static("chat"));
+        t.sink.attr(span, "gen_ai.request.model", s(model));
+        if let Some(p) = obs.provider {
+            t.sink
+                .attr(span, "gen_ai.provider.name", AttrValue::Static(p));
+        }
+        if let Some(a) = &agent {
+            t.sink.attr(span, "gen_ai.agent.name", s(a));
+        }
+        t.sink.attr(span, "kora.site", s(&call.site));
+        let answered = match obs.answered {
+            Answered::Nobody => "nobody",
+            Answered::Mock => "mock",
+            Answered::Cassette => "cassette",
+            Answered::Model => "model",
+        };
+        t.sink
+            .attr(span, "kora.answered_by", AttrValue::Static(answered));
+        if matches!(obs.answered, Answered::Cassette | Answered::Model) {
+            t.sink
+                .attr(span, "gen_ai.usage.input_tokens", int(obs.input_tokens));
+            t.sink
+                .attr(span, "gen_ai.usage.output_tokens", int(obs.output_tokens));
+        }
+        if !obs.attempts.is_empty() {
+            t.sink
+                .attr(span, "kora.attempts", int(obs.attempts.len() as u64));
+        }
+        for (i, a) in obs.attempts.iter().enumerate() {
+            let id = t.sink.open(
+                SpanKind::Attempt,
+                &format!("attempt {}", i + 1),
+                Some(span),
+                a.started,
+            );
+            t.sink
+                .attr(id, "gen_ai.operation.name", AttrValue::Static("chat"));
+            t.sink.attr(id, "gen_ai.request.model", s(model));
+            t.sink.attr(id, "kora.attempt", int(i as u64 + 1));
+            t.sink
+                .attr(id, "gen_ai.usage.input_tokens", int(a.usage.input_tokens));
+            t.sink
+                .attr(id, "gen_ai.usage.output_tokens", int(a.usage.output_tokens));
+            if let Some(code) = a.status {
+                t.sink
+                    .attr(id, "http.response.status_code", int(u64::from(code)));
+            }
+            // A provider's error text may quote the request back, so only its kind is kept.
+            let status = match &a.error {
+                None => SpanStatus::Ok,
+                Some(_) => {
+                    t.sink.attr(id, "error.type", s(&error_type(a.status)));
+                    SpanStatus::Error
+                }
+            };
+            t.sink.close(id, a.started + a.duration, status, None);
+        }
+        // Messages are never copied into a span: a runtime error or a provider's
+        // text can quote program values, and a classified one must not leak here.
+        let status = match result {
+            Err(e) => {
+                t.sink.attr(span, "error.type", AttrValue::Static(e.code));
+                SpanStatus::Error
+            }
+            Ok(Value::Outcome(o)) => {
+                t.sink
+                    .attr(span, "kora.outcome", AttrValue::Static(o.tag.kind()));
+                // A mock's own `Failed("why")` is a program value: only the runtime's cause is shown.
+                if obs.failure.is_some() || o.tag == crate::value::OutcomeTag::Failed {
+                    let kind = obs.attempts.last().map_or("failed".to_string(), |a| {
+                        if a.error.is_some() {
+                            error_type(a.status)
+                        } else {
+                            "schema".to_string()
+                        }
+                    });
+                    t.sink.attr(span, "error.type", s(&kind));
+                    SpanStatus::Error
+                } else {
+                    SpanStatus::Ok
+                }
+            }
+            Ok(_) => SpanStatus::Ok,
+        };
+        t.sink.close(span, SystemTime::now(), status, None);
+    }
+}
+
+/// `error.type` of a failed attempt: the HTTP status when one came back.
+fn error_type(status: Option<u16>) -> String {
+    match status {
+        Some(code) => code.to_string(),
+        None => "transport".to_string(),
+    }
+}

@@ -1,0 +1,132 @@
+//! The tracer seam: the runtime reports spans (runs, tests, agents, model calls and each of
+//! their attempts, tool calls, declassifications) to a `Tracer` it does not implement.
+//!
+//! `kora-telemetry` implements it (OTLP JSON, the cost report) and `kora-cli`
+//! wires the two together, so the runtime never depends on an exporter. With
+//! no tracer attached every hook is one `Option` check.
+//!
+//! Attribute keys are `&'static str` and values are built by the runtime from
+//! configuration and source text only (model names, call sites, token counts,
+//! outcome tags), never from a program's values: that is what keeps a
+//! classified value out of every span. A future attribute that carries a
+//! program value must go through a label check at the one place it is built.
+
+use std::time::SystemTime;
+
+use crate::interp::Interp;
+
+/// A tracer's handle for one open span.
+pub type SpanId = u64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpanKind {
+    /// A whole `kora run`.
+    Run,
+    /// One `test "name":` under `kora test`.
+    Test,
+    /// A call of an `agent` (budget spend rides on it).
+    Agent,
+    /// One `analyze`: the logical call, whatever answered it.
+    ModelCall,
+    /// One HTTP request of a model call; each retry is its own.
+    Attempt,
+    ToolCall,
+    Declassify,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrValue {
+    Str(String),
+    /// A constant of the runtime's own vocabulary (`"chat"`, `"cassette"`, ...): no allocation.
+    Static(&'static str),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpanStatus {
+    Unset,
+    Ok,
+    Error,
+}
+
+/// What receives spans. Times are wall-clock so a trace lines up with other systems' spans.
+pub trait Tracer {
+    fn open(
+        &mut self,
+        kind: SpanKind,
+        name: &str,
+        parent: Option<SpanId>,
+        start: SystemTime,
+    ) -> SpanId;
+    fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue);
+    fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>);
+}
+
+/// A tracer and the spans the interpreter has open, innermost last.
+pub struct Tracing<'io> {
+    pub(crate) sink: Box<dyn Tracer + 'io>,
+    pub(crate) open: Vec<SpanId>,
+}
+
+impl<'io> Interp<'io> {
+    /// Attaches a tracer: from now on model calls and their attempts are reported to it,
+    /// as children of `parent` (a span the caller opened on the same tracer) when given.
+    pub fn attach_tracer(&mut self, sink: Box<dyn Tracer + 'io>, parent: Option<SpanId>) {
+        self.tracing = Some(Tracing {
+            sink,
+            open: parent.into_iter().collect(),
+        });
+    }
+
+    /// Opens a span under the innermost open one (for the CLI's run and test spans).
+    pub fn span_open(&mut self, kind: SpanKind, name: &str) -> Option<SpanId> {
+        let t = self.tracing.as_mut()?;
+        let id = t
+            .sink
+            .open(kind, name, t.open.last().copied(), SystemTime::now());
+        t.open.push(id);
+        Some(id)
+    }
+
+    pub fn span_attr(&mut self, key: &'static str, value: AttrValue) {
+        if let Some(t) = self.tracing.as_mut() {
+            if let Some(&id) = t.open.last() {
+                t.sink.attr(id, key, value);
+            }
+        }
+    }
+
+    /// Closes the innermost open span.
+    pub fn span_close(&mut self, status: SpanStatus, message: Option<&str>) {
+        if let Some(t) = self.tracing.as_mut() {
+            if let Some(id) = t.open.pop() {
+                t.sink.close(id, SystemTime::now(), status, message);
+            }
+        }
+    }
+
+    pub fn is_tracing(&self) -> bool {
+        self.tracing.is_some()
+    }
+}
+
+/// A borrowed tracer is a tracer, so a caller can keep the recorder and read it afterwards.
+impl<T: Tracer + ?Sized> Tracer for &mut T {
+    fn open(
+        &mut self,
+        kind: SpanKind,
+        name: &str,
+        parent: Option<SpanId>,
+        start: SystemTime,
+    ) -> SpanId {
+        (**self).open(kind, name, parent, start)
+    }
+    fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue) {
+        (**self).attr(span, key, value)
+    }
+    fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>) {
+        (**self).close(span, end, status, message)
+    }
+}

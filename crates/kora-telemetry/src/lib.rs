@@ -1,0 +1,13 @@
+//! Kora's telemetry: spans from the runtime's tracer seam, kept in memory, written as OTLP JSON,
+//! printed as a tree (`kora trace`) and summed into a cost report (`--report cost`).
+//!
+//! One recording feeds all three, so the trace file and the cost report can
+//! never disagree about what a run spent.
+
+pub mod cost;
+pub mod otlp;
+pub mod recorder;
+pub mod store;
+pub mod tree;
+
+pub use recorder::{Recorder, Recording, RunIds, SpanData};

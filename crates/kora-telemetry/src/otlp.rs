@@ -1,0 +1,197 @@
+//! Recorded spans as OTLP JSON: an `ExportTraceServiceRequest` built from opentelemetry-proto's
+//! own types and serialised with their serde support (hex ids, string nanoseconds, camelCase).
+//!
+//! Using the official types both ways means a file this writes is one the
+//! OpenTelemetry tooling reads, and `kora trace` reads it back through the
+//! same decoder a collector would use.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{
+    span, status, ResourceSpans, ScopeSpans, Span, Status,
+};
+
+use kora_runtime::trace::{AttrValue, SpanKind, SpanStatus};
+
+use crate::recorder::{Recording, RunIds, SpanData};
+
+/// One span in OTLP's shape; `end` stands in for a span that never closed.
+pub fn to_span(ids: &RunIds, s: &SpanData, end: SystemTime) -> Span {
+    Span {
+        trace_id: ids.trace_id.to_vec(),
+        span_id: ids.span_id_bytes(s.id).to_vec(),
+        parent_span_id: s
+            .parent
+            .map(|p| ids.span_id_bytes(p).to_vec())
+            .unwrap_or_default(),
+        name: s.name.clone(),
+        kind: match s.kind {
+            SpanKind::ModelCall | SpanKind::Attempt => span::SpanKind::Client,
+            _ => span::SpanKind::Internal,
+        } as i32,
+        start_time_unix_nano: nanos(s.start),
+        end_time_unix_nano: nanos(s.end.unwrap_or(end)),
+        attributes: s.attrs.iter().map(|(k, v)| kv(k, v)).collect(),
+        status: Some(Status {
+            message: s.message.clone().unwrap_or_default(),
+            code: match s.status {
+                SpanStatus::Unset => status::StatusCode::Unset,
+                SpanStatus::Ok => status::StatusCode::Ok,
+                SpanStatus::Error => status::StatusCode::Error,
+            } as i32,
+        }),
+        ..Span::default()
+    }
+}
+
+/// Appends one span, as an item of OTLP JSON's `spans` array, to `out`.
+pub fn push_span_json(out: &mut Vec<u8>, ids: &RunIds, s: &SpanData, end: SystemTime) {
+    if serde_json::to_writer(&mut *out, &to_span(ids, s, end)).is_err() {
+        out.extend_from_slice(b"{}");
+    }
+}
+
+/// The export request for one run. `program` names what ran (a file, or `kora test`).
+pub fn to_request(rec: &Recording, program: &str) -> ExportTraceServiceRequest {
+    let end_of_run = rec
+        .spans
+        .iter()
+        .filter_map(|s| s.end)
+        .max()
+        .unwrap_or_else(SystemTime::now);
+    let spans = rec
+        .spans
+        .iter()
+        .map(|s| to_span(&rec.ids, s, end_of_run))
+        .collect();
+    envelope(&rec.ids, program, spans)
+}
+
+fn envelope(ids: &RunIds, program: &str, spans: Vec<Span>) -> ExportTraceServiceRequest {
+    let resource = Resource {
+        attributes: vec![
+            kv("service.name", &AttrValue::Static("kora")),
+            kv("kora.program", &AttrValue::Str(program.to_string())),
+            kv("kora.run_id", &AttrValue::Str(ids.run_id.clone())),
+        ],
+        ..Resource::default()
+    };
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(resource),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: "kora".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    ..InstrumentationScope::default()
+                }),
+                spans,
+                ..ScopeSpans::default()
+            }],
+            ..ResourceSpans::default()
+        }],
+    }
+}
+
+/// Writes the recording as OTLP JSON: the streamed span items spliced into the envelope,
+/// or everything serialised now when nothing was streamed.
+pub fn write_recording(
+    rec: &Recording,
+    program: &str,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let Some(items) = &rec.span_json else {
+        return out.write_all(to_json(&to_request(rec, program)).as_bytes());
+    };
+    let empty = to_json(&envelope(&rec.ids, program, Vec::new()));
+    // The envelope's only `spans` array is the last thing named so: resource attributes come first.
+    match empty.rfind("\"spans\":[]") {
+        Some(at) => {
+            let cut = at + "\"spans\":[".len();
+            out.write_all(&empty.as_bytes()[..cut])?;
+            out.write_all(items)?;
+            out.write_all(&empty.as_bytes()[cut..])
+        }
+        None => out.write_all(to_json(&to_request(rec, program)).as_bytes()),
+    }
+}
+
+/// The recording as OTLP JSON text.
+pub fn recording_json(rec: &Recording, program: &str) -> String {
+    let mut buf = Vec::new();
+    let _ = write_recording(rec, program, &mut buf);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// The request as OTLP JSON text.
+pub fn to_json(req: &ExportTraceServiceRequest) -> String {
+    serde_json::to_string(req).unwrap_or_else(|_| "{}".into())
+}
+
+/// Reads OTLP JSON back into the official request type.
+pub fn from_json(text: &str) -> Result<ExportTraceServiceRequest, String> {
+    serde_json::from_str(text).map_err(|e| format!("not an OTLP JSON trace: {e}"))
+}
+
+fn kv(key: &str, v: &AttrValue) -> KeyValue {
+    let value = match v {
+        AttrValue::Str(s) => any_value::Value::StringValue(s.clone()),
+        AttrValue::Static(s) => any_value::Value::StringValue((*s).to_string()),
+        AttrValue::Int(n) => any_value::Value::IntValue(*n),
+        AttrValue::Float(f) => any_value::Value::DoubleValue(*f),
+        AttrValue::Bool(b) => any_value::Value::BoolValue(*b),
+    };
+    KeyValue {
+        key: key.to_string(),
+        value: Some(AnyValue { value: Some(value) }),
+        ..KeyValue::default()
+    }
+}
+
+fn nanos(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kora_runtime::trace::Tracer;
+    use std::time::Duration;
+
+    #[test]
+    fn round_trips_through_the_official_types() {
+        let mut rec = crate::Recorder::streaming();
+        let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let run = rec.open(SpanKind::Run, "run main.ko", None, t0);
+        let call = rec.open(SpanKind::ModelCall, "chat m", Some(run), t0);
+        rec.attr(call, "gen_ai.usage.input_tokens", AttrValue::Int(12));
+        rec.close(call, t0 + Duration::from_millis(5), SpanStatus::Ok, None);
+        rec.close(run, t0 + Duration::from_millis(9), SpanStatus::Ok, None);
+        let rec = rec.finish(t0);
+        let text = recording_json(&rec, "main.ko");
+        let whole = to_json(&to_request(&rec, "main.ko"));
+        assert_eq!(
+            from_json(&text),
+            from_json(&whole),
+            "streamed and whole agree"
+        );
+        // OTLP JSON: hex ids, nanoseconds as strings, integer enums.
+        assert!(
+            text.contains("\"startTimeUnixNano\":\"1700000000000000000\""),
+            "{text}"
+        );
+        assert!(text.contains("\"intValue\":\"12\""), "{text}");
+        assert!(text.contains("\"kind\":3"), "{text}");
+        let back = from_json(&text).expect("decodes");
+        let spans = &back.resource_spans[0].scope_spans[0].spans;
+        assert_eq!(spans.len(), 2);
+        // Streamed spans arrive as they close: the call before the run.
+        assert_eq!(spans[0].parent_span_id, spans[1].span_id);
+        assert_eq!(spans[0].trace_id.len(), 16);
+        assert_eq!(spans[0].span_id.len(), 8);
+    }
+}

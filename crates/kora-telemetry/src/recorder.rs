@@ -1,0 +1,255 @@
+//! The recorder: implements the runtime's `Tracer` and keeps every span of a run.
+//!
+//! A span's id is its index plus one, so closing or annotating one is an
+//! index, not a search. A streaming recorder hands each span to a writer
+//! thread as it closes, which turns it into OTLP JSON while the program
+//! goes on running; the trace costs the interpreter little more than the
+//! allocations of the span itself.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use kora_runtime::trace::{AttrValue, SpanId, SpanKind, SpanStatus, Tracer};
+
+/// One span as recorded.
+#[derive(Clone, Debug)]
+pub struct SpanData {
+    pub id: SpanId,
+    pub parent: Option<SpanId>,
+    pub kind: SpanKind,
+    pub name: String,
+    pub start: SystemTime,
+    /// `None` while open; a span still open when the run ends is closed at its end.
+    pub end: Option<SystemTime>,
+    pub attrs: Vec<(&'static str, AttrValue)>,
+    pub status: SpanStatus,
+    pub message: Option<String>,
+}
+
+impl SpanData {
+    pub fn attr(&self, key: &str) -> Option<&AttrValue> {
+        self.attrs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    pub fn int(&self, key: &str) -> Option<i64> {
+        match self.attr(key) {
+            Some(AttrValue::Int(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    pub fn str(&self, key: &str) -> Option<&str> {
+        match self.attr(key) {
+            Some(AttrValue::Str(s)) => Some(s),
+            Some(AttrValue::Static(s)) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// What identifies a run in its trace.
+#[derive(Clone, Debug)]
+pub struct RunIds {
+    pub trace_id: [u8; 16],
+    /// `YYYYMMDD-HHMMSS-mmm-xxxx` (UTC): sorts by start time, names the trace file.
+    pub run_id: String,
+}
+
+impl RunIds {
+    fn new() -> RunIds {
+        let now = SystemTime::now();
+        let nanos = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let seed = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
+        let a = splitmix(seed);
+        let b = splitmix(a ^ (nanos >> 64) as u64);
+        let mut trace_id = [0u8; 16];
+        trace_id[..8].copy_from_slice(&a.to_be_bytes());
+        trace_id[8..].copy_from_slice(&b.to_be_bytes());
+        let run_id = format!("{}-{:04x}", crate::store::timestamp(now), (a >> 48) as u16);
+        RunIds { trace_id, run_id }
+    }
+
+    /// The 8-byte OTLP span id of a recorded span: distinct within the trace, never zero.
+    pub fn span_id_bytes(&self, id: SpanId) -> [u8; 8] {
+        let mut t = [0u8; 8];
+        t.copy_from_slice(&self.trace_id[8..]);
+        splitmix(u64::from_be_bytes(t) ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .max(1)
+            .to_be_bytes()
+    }
+}
+
+/// A finished recording: every span, and the spans' OTLP JSON when it was streamed.
+pub struct Recording {
+    pub ids: RunIds,
+    pub spans: Vec<SpanData>,
+    /// The `spans` array's items as OTLP JSON, comma-separated, when a writer thread made them.
+    pub(crate) span_json: Option<Vec<u8>>,
+}
+
+/// Spans are handed over in batches: one wake-up of the writer per batch, not per span.
+const BATCH: usize = 128;
+
+struct Writer {
+    tx: mpsc::Sender<Vec<SpanData>>,
+    pending: Vec<SpanData>,
+    handle: JoinHandle<(Vec<SpanData>, Vec<u8>)>,
+}
+
+/// Every span of one run.
+pub struct Recorder {
+    pub ids: RunIds,
+    /// Slot `id - 1`; emptied when a streamed span is handed to the writer.
+    slots: Vec<Option<SpanData>>,
+    writer: Option<Writer>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
+}
+
+impl Recorder {
+    /// A recorder that keeps spans in memory only.
+    pub fn new() -> Recorder {
+        Recorder {
+            ids: RunIds::new(),
+            slots: Vec::new(),
+            writer: None,
+        }
+    }
+
+    /// A recorder whose closed spans are serialised on a background thread during the run.
+    pub fn streaming() -> Recorder {
+        let mut r = Recorder::new();
+        let ids = r.ids.clone();
+        let (tx, rx) = mpsc::channel::<Vec<SpanData>>();
+        let spawned = std::thread::Builder::new()
+            .name("kora-trace".into())
+            .spawn(move || {
+                let mut spans = Vec::new();
+                let mut json: Vec<u8> = Vec::new();
+                for batch in rx {
+                    for s in batch {
+                        if !json.is_empty() {
+                            json.push(b',');
+                        }
+                        crate::otlp::push_span_json(&mut json, &ids, &s, s.end.unwrap_or(s.start));
+                        spans.push(s);
+                    }
+                }
+                (spans, json)
+            });
+        // Without a thread the recorder still works, serialising at the end instead.
+        if let Ok(handle) = spawned {
+            r.writer = Some(Writer {
+                tx,
+                pending: Vec::with_capacity(BATCH),
+                handle,
+            });
+        }
+        r
+    }
+
+    /// Ends the recording: spans still open (a run that stopped on an error) close at `end`.
+    pub fn finish(mut self, end: SystemTime) -> Recording {
+        let mut spans = Vec::new();
+        for mut s in self.slots.drain(..).flatten() {
+            s.end.get_or_insert(end);
+            match &mut self.writer {
+                Some(w) => w.pending.push(s),
+                None => spans.push(s),
+            }
+        }
+        let mut span_json = None;
+        if let Some(mut w) = self.writer.take() {
+            let last = std::mem::take(&mut w.pending);
+            if let Err(mpsc::SendError(back)) = w.tx.send(last) {
+                spans.extend(back);
+            }
+            drop(w.tx);
+            if let Ok((mut streamed, json)) = w.handle.join() {
+                streamed.append(&mut spans);
+                spans = streamed;
+                span_json = Some(json);
+            }
+        }
+        Recording {
+            ids: self.ids,
+            spans,
+            span_json,
+        }
+    }
+
+    fn get(&mut self, id: SpanId) -> Option<&mut SpanData> {
+        let i = usize::try_from(id).ok()?.checked_sub(1)?;
+        self.slots.get_mut(i)?.as_mut()
+    }
+}
+
+impl Tracer for Recorder {
+    fn open(
+        &mut self,
+        kind: SpanKind,
+        name: &str,
+        parent: Option<SpanId>,
+        start: SystemTime,
+    ) -> SpanId {
+        let id = self.slots.len() as SpanId + 1;
+        self.slots.push(Some(SpanData {
+            id,
+            parent,
+            kind,
+            name: name.to_string(),
+            start,
+            end: None,
+            attrs: Vec::with_capacity(10),
+            status: SpanStatus::Unset,
+            message: None,
+        }));
+        id
+    }
+
+    fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue) {
+        if let Some(s) = self.get(span) {
+            s.attrs.push((key, value));
+        }
+    }
+
+    fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>) {
+        let Some(i) = usize::try_from(span).ok().and_then(|i| i.checked_sub(1)) else {
+            return;
+        };
+        let Some(Some(s)) = self.slots.get_mut(i) else {
+            return;
+        };
+        s.end = Some(end);
+        s.status = status;
+        s.message = message.map(str::to_string);
+        if let Some(w) = &mut self.writer {
+            if let Some(s) = self.slots[i].take() {
+                w.pending.push(s);
+                if w.pending.len() >= BATCH {
+                    let batch = std::mem::replace(&mut w.pending, Vec::with_capacity(BATCH));
+                    if let Err(mpsc::SendError(back)) = w.tx.send(batch) {
+                        // The writer is gone: keep the spans here, serialised at the end.
+                        for s in back {
+                            let at = s.id as usize - 1;
+                            self.slots[at] = Some(s);
+                        }
+                        self.writer = None;
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

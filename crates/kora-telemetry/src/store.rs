@@ -1,0 +1,148 @@
+//! Where traces live: `.kora/traces/RUN_ID.json` under the project's root, with no setup.
+//!
+//! The root is the folder holding `kora.toml` when there is one, else the
+//! program's own folder, so every run of a project lands in one place and
+//! `kora trace` with no argument finds the newest.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::otlp;
+use crate::recorder::Recording;
+
+pub const TRACE_DIR: &str = ".kora/traces";
+
+/// The trace folder of the project whose root is `root`.
+pub fn trace_dir(root: &Path) -> PathBuf {
+    root.join(TRACE_DIR)
+}
+
+/// Writes a run's spans as OTLP JSON; returns the file written.
+pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, String> {
+    let dir = trace_dir(root);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join(format!("{}.json", rec.ids.run_id));
+    let tmp = path.with_extension("json.tmp");
+    std::fs::File::create(&tmp)
+        .and_then(|f| {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+            otlp::write_recording(rec, program, &mut w)?;
+            std::io::Write::write_all(&mut w, b"\n")?;
+            std::io::Write::flush(&mut w)
+        })
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    prune(&dir);
+    Ok(path)
+}
+
+/// How many traces a project keeps; older ones are deleted as new ones are written.
+pub const KEEP: usize = 200;
+
+fn prune(dir: &Path) {
+    let all = list(dir);
+    if all.len() > KEEP {
+        for old in &all[..all.len() - KEEP] {
+            let _ = std::fs::remove_file(old);
+        }
+    }
+}
+
+/// Finds a trace: a file path, a run id in the project's trace folder, or (with none) the newest.
+pub fn find(root: &Path, run: Option<&str>) -> Result<PathBuf, String> {
+    let dir = trace_dir(root);
+    if let Some(r) = run {
+        let as_path = Path::new(r);
+        if as_path.is_file() {
+            return Ok(as_path.to_path_buf());
+        }
+        let candidate = dir.join(format!("{r}.json"));
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+        let matches: Vec<PathBuf> = list(&dir)
+            .into_iter()
+            .filter(|p| stem(p).starts_with(r))
+            .collect();
+        return match matches.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(format!(
+                "no run `{r}` in {}; `kora trace` with no argument shows the newest",
+                dir.display()
+            )),
+            many => Err(format!(
+                "`{r}` names {} runs in {}; give more of the run id",
+                many.len(),
+                dir.display()
+            )),
+        };
+    }
+    list(&dir).pop().ok_or_else(|| {
+        format!(
+            "no traces in {}; `kora run FILE` writes one for every run",
+            dir.display()
+        )
+    })
+}
+
+/// Trace files in a folder, oldest first (run ids sort by time).
+fn list(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `YYYYMMDD-HHMMSS-mmm` in UTC.
+pub fn timestamp(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (y, m, day) = civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{y:04}{m:02}{day:02}-{:02}{:02}{:02}-{:03}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Year, month, day of a day count since 1970-01-01 (proleptic Gregorian).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        let t = UNIX_EPOCH + Duration::from_millis(951_782_400_123); // 2000-02-29
+        assert_eq!(timestamp(t), "20000229-000000-123");
+        assert_eq!(timestamp(UNIX_EPOCH), "19700101-000000-000");
+    }
+}

@@ -19,6 +19,17 @@ pub(crate) fn ex(kind: H, span: Span) -> hir::Expr {
 
 impl Lowerer<'_> {
     pub fn expr(&mut self, e: &ast::Expr) -> Lowered {
+        let lowered = self.expr_kind(e);
+        if self.facts.is_some() {
+            let at = self.fact_scope();
+            if let Some(f) = self.facts.as_mut() {
+                f.expr(e, &lowered.0, &lowered.1, at);
+            }
+        }
+        lowered
+    }
+
+    fn expr_kind(&mut self, e: &ast::Expr) -> Lowered {
         let span = e.span;
         let (kind, ty) = match &e.kind {
             AE::Int(i) => (H::Int(*i), Ty::Int),

@@ -46,6 +46,10 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Serve the language server protocol on stdin/stdout (for editors)
+    Lsp,
+    /// Serve the debug adapter protocol on stdin/stdout (for editors)
+    Dap,
 }
 
 fn main() -> ExitCode {
@@ -67,6 +71,19 @@ fn main() -> ExitCode {
             run::run(file, args, mode)
         }
         Command::Check { files } => check::check(&files),
+        Command::Lsp => serve("lsp", kora_lsp::serve_stdio()),
+        Command::Dap => serve("dap", kora_dap::serve_stdio()),
     };
     ExitCode::from(code)
+}
+
+/// Exit code of a protocol server: 0 when the client ended the session, 2 when stdio failed.
+fn serve(what: &str, r: std::io::Result<()>) -> u8 {
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("kora {what}: {e}");
+            2
+        }
+    }
 }

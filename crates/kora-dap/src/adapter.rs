@@ -19,6 +19,7 @@ use dap::types::{
 };
 use kora_runtime::cassette::Mode;
 
+use crate::framing::{self, Incoming};
 use crate::launch::{self, Launch};
 use crate::lines::{file_lines, Landing};
 use crate::link::{Msg, Reason, Resume, Shared};
@@ -33,22 +34,25 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    let mut server = Server::new(BufReader::new(input), BufWriter::new(output));
+    // The `dap` server is used for writing only; requests are read by `framing`.
+    let server = Server::new(BufReader::new(std::io::empty()), BufWriter::new(output));
     let out = server.output.clone();
     let (tx, rx) = channel();
     let reader_tx = tx.clone();
     std::thread::Builder::new()
         .name("kora-dap-read".into())
-        .spawn(move || loop {
-            let msg = match server.poll_request() {
-                Ok(Some(r)) => Msg::Request(Box::new(r)),
-                Ok(None) => Msg::Closed,
-                Err(dap::errors::ServerError::ParseError(e)) => Msg::Unreadable(e.to_string()),
-                Err(_) => Msg::Closed,
-            };
-            let closed = matches!(msg, Msg::Closed);
-            if reader_tx.send(msg).is_err() || closed {
-                break;
+        .spawn(move || {
+            let mut input = BufReader::new(input);
+            loop {
+                let msg = match framing::read(&mut input) {
+                    Incoming::Request(r) => Msg::Request(r),
+                    Incoming::Unknown { seq, why } => Msg::Unreadable { seq, why },
+                    Incoming::Closed => Msg::Closed,
+                };
+                let closed = matches!(msg, Msg::Closed);
+                if reader_tx.send(msg).is_err() || closed {
+                    break;
+                }
             }
         })?;
     let mut a = Adapter {
@@ -91,7 +95,20 @@ impl<W: Write> Adapter<W> {
                     }
                     self.request(*req);
                 }
-                Msg::Unreadable(why) => eprintln!("kora dap: ignored a message: {why}"),
+                Msg::Unreadable { seq, why } => {
+                    eprintln!("kora dap: cannot take a message: {why}");
+                    if let Some(seq) = seq {
+                        self.respond(dap::responses::Response {
+                            request_seq: seq,
+                            success: false,
+                            message: Some(dap::responses::ResponseMessage::Error(format!(
+                                "kora dap cannot take this request: {why}"
+                            ))),
+                            body: None,
+                            error: None,
+                        });
+                    }
+                }
                 Msg::Closed => return Ok(()),
                 Msg::Stopped(stop) if !self.terminating => {
                     let (reason, ids) = match stop.reason {
@@ -229,8 +246,9 @@ impl<W: Write> Adapter<W> {
                 }
             }
             Command::Continue(_) => match self.resume(Resume::Continue) {
+                // Left out: this version of the `dap` crate spells the field in snake case.
                 Ok(()) => req.success(ResponseBody::Continue(ContinueResponse {
-                    all_threads_continued: Some(true),
+                    all_threads_continued: None,
                 })),
                 Err(why) => req.error(why),
             },

@@ -7,6 +7,7 @@
 
 mod adapter;
 mod debugger;
+mod framing;
 mod launch;
 pub mod lines;
 mod link;

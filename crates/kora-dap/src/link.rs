@@ -13,8 +13,8 @@ use crate::snapshot::Snapshot;
 pub enum Msg {
     /// From the editor.
     Request(Box<Request>),
-    /// The editor sent something that is not a request this adapter knows.
-    Unreadable(String),
+    /// The editor sent something that is not a request this adapter knows (answered when it has a `seq`).
+    Unreadable { seq: Option<i64>, why: String },
     /// The editor closed the connection.
     Closed,
     /// The program stopped and waits for a `Resume`.

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use kora_check::hir::{ModId, Program};
+use kora_check::hir::{ModId, Program, StmtKind, Target};
 use kora_runtime::debug::FrameStack;
 use kora_runtime::format::{repr, type_name_in};
 use kora_runtime::Value;
@@ -59,7 +59,14 @@ pub fn take(prog: &Program, lines: &[LineIndex], stack: &dyn FrameStack) -> Snap
         let module = &prog.modules[m];
         let src = &module.source;
         let (line, column) = lines[m].line_col(src, f.at.start);
-        let (end_line, end_column) = lines[m].line_col(src, f.at.end);
+        // A block statement is shown by its first line, not its whole body.
+        let first_line_end = src
+            .get(f.at.start as usize..)
+            .and_then(|t| t.find('\n'))
+            .map(|i| f.at.start + i as u32)
+            .unwrap_or(f.at.end)
+            .min(f.at.end);
+        let (end_line, end_column) = lines[m].line_col(src, first_line_end);
         let top = f.func == "<module>";
         let locals = (!top).then(|| {
             f.locals
@@ -69,7 +76,8 @@ pub fn take(prog: &Program, lines: &[LineIndex], stack: &dyn FrameStack) -> Snap
         });
         snap.frames.push(Frame {
             name: if top {
-                module.display.clone()
+                let file = module.path.file_name().map(|n| n.to_string_lossy());
+                format!("<module {}>", file.unwrap_or_default())
             } else {
                 f.func.clone()
             },
@@ -82,16 +90,32 @@ pub fn take(prog: &Program, lines: &[LineIndex], stack: &dyn FrameStack) -> Snap
             locals,
         });
         if !snap.globals.iter().any(|(gm, _)| *gm == f.module) {
+            let declared = declarations(prog, f.module);
             let globals = stack
                 .globals(f.module)
                 .iter()
-                .filter(|(_, v)| !is_declaration(v))
+                .enumerate()
+                .filter(|(i, (_, v))| !declared.contains(&(*i as u32)) && !is_declaration(v))
+                .map(|(_, g)| g)
                 .map(|(n, v)| var(prog, n.clone(), v, &mut budget, &mut Vec::new()))
                 .collect();
             snap.globals.push((f.module, globals));
         }
     }
     snap
+}
+
+/// The module slots that `def` and `use` bind: shown neither before nor after they run.
+fn declarations(prog: &Program, m: ModId) -> Vec<u32> {
+    prog.module(m)
+        .body
+        .body
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Def(Target::Global(g), _) | StmtKind::Use(Target::Global(g), _) => Some(*g),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Functions, types and modules are what the program declares, not its state.

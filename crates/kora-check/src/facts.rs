@@ -41,15 +41,17 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// Notes a lowered expression; names (and `module.member`) also become name facts.
+    /// Notes a lowered expression; a name also becomes a name fact.
     pub(crate) fn expr(&mut self, e: &ast::Expr, lowered: &hir::Expr, ty: &Ty, at: (ModId, Span)) {
-        let (m, scope) = at;
         self.exprs.push((e.span, ty.clone()));
-        let span = match &e.kind {
-            AE::Name(_) => e.span,
-            AE::Attr(_, name) => name.span,
-            _ => return,
-        };
+        if let AE::Name(_) = &e.kind {
+            self.name(e.span, lowered, ty, at);
+        }
+    }
+
+    /// Notes a name read at `span` (a plain name, or the member of `module.member`).
+    pub(crate) fn name(&mut self, span: Span, lowered: &hir::Expr, ty: &Ty, at: (ModId, Span)) {
+        let (m, scope) = at;
         let binding = match &lowered.kind {
             H::Local(s) | H::Cell(s) => Binding::Local { scope, slot: *s },
             H::Global(g) => Binding::Global(m, *g),

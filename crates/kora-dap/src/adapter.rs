@@ -182,7 +182,10 @@ impl<W: Write> Adapter<W> {
                 self.event(Event::Initialized);
                 return;
             }
-            Command::Launch(args) => match self.launch(args.additional_data.as_ref()) {
+            Command::Launch(args) => match self.launch(
+                args.additional_data.as_ref(),
+                args.no_debug.unwrap_or(false),
+            ) {
                 Ok(()) => req.success(ResponseBody::Launch),
                 Err(why) => req.error(&why),
             },
@@ -290,7 +293,7 @@ impl<W: Write> Adapter<W> {
         }
     }
 
-    fn launch(&mut self, args: Option<&serde_json::Value>) -> Result<(), String> {
+    fn launch(&mut self, args: Option<&serde_json::Value>, no_debug: bool) -> Result<(), String> {
         if self.start.is_some() || self.resume.is_some() {
             return Err("this session already launched a program".into());
         }
@@ -316,7 +319,7 @@ impl<W: Write> Adapter<W> {
         let launch = Launch {
             program: path,
             stop_on_entry: flag("stopOnEntry"),
-            debug: !flag("noDebug"),
+            debug: !no_debug,
             mode,
         };
         launch::spawn(launch, self.shared.clone(), self.tx.clone(), start_rx, resume_rx)

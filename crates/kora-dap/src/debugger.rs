@@ -93,12 +93,19 @@ impl Stepper {
         }
     }
 
-    fn reason(&mut self, module: ModId, line: u32, depth: usize, start: u32) -> Option<Reason> {
-        // A second statement on the same line is not a new place to stop at a breakpoint.
-        let same_line = matches!(self.prev, Some((m, l, d, s))
-            if m == module && l == line && d == depth && start > s);
-        self.prev = Some((module, line, depth, start));
-        if self.shared.pause.swap(false, Ordering::AcqRel) {
+    /// Remembers where the program stopped, so a breakpoint on that line does not fire for the
+    /// next statement on it.
+    fn note(&mut self, module: ModId, at: Span, depth: usize) {
+        let line = self.lines[module.0 as usize].line(at.start);
+        self.prev = Some((module, line, depth, at.start));
+    }
+
+    /// Why to stop before the statement at `at`, if at all. Runs before every statement, so
+    /// the common case (running, no breakpoint in this module) decides without a line lookup.
+    fn reason(&mut self, module: ModId, at: Span, depth: usize) -> Option<Reason> {
+        let pause = &self.shared.pause;
+        if pause.load(Ordering::Relaxed) && pause.swap(false, Ordering::AcqRel) {
+            self.note(module, at, depth);
             return Some(Reason::Pause);
         }
         let step = match self.mode {
@@ -108,23 +115,31 @@ impl Stepper {
             Mode::Out(d) => depth < d,
         };
         if step {
+            self.note(module, at, depth);
             let entry = std::mem::take(&mut self.at_entry);
             return Some(if entry { Reason::Entry } else { Reason::Step });
         }
+        let m = module.0 as usize;
+        if self.breakpoints[m].is_empty() {
+            self.prev = None;
+            return None;
+        }
+        let line = self.lines[m].line(at.start);
+        // A second statement on the same line is not a new place to stop at a breakpoint.
+        let same_line = matches!(self.prev, Some((pm, l, d, s))
+            if pm == module && l == line && d == depth && at.start > s);
+        self.prev = Some((module, line, depth, at.start));
         if same_line {
             return None;
         }
-        self.breakpoints[module.0 as usize]
-            .get(&line)
-            .map(|id| Reason::Breakpoint(*id))
+        self.breakpoints[m].get(&line).map(|id| Reason::Breakpoint(*id))
     }
 }
 
 impl Debugger for Stepper {
     fn before_statement(&mut self, module: ModId, at: Span, depth: usize, stack: &dyn FrameStack) {
         self.refresh();
-        let line = self.lines[module.0 as usize].line(at.start);
-        let Some(reason) = self.reason(module, line, depth, at.start) else {
+        let Some(reason) = self.reason(module, at, depth) else {
             return;
         };
         let snapshot = snapshot::take(&self.prog, &self.lines, stack);

@@ -22,13 +22,47 @@ fn at<T>(r: RtResult<T>, e: &hir::Expr) -> RtResult<T> {
 }
 
 impl Interp<'_> {
+    /// Leaf operands evaluated in place: a local or an int literal costs no recursive call.
+    #[inline(always)]
+    pub(crate) fn operand(&mut self, e: &hir::Expr) -> RtResult<Value> {
+        match &e.kind {
+            E::Local(s) => Ok(self.stack[self.base + *s as usize].clone()),
+            E::Int(i) => Ok(Value::Int(*i)),
+            _ => self.eval(e),
+        }
+    }
+
+    /// A condition's truth, with int comparisons answered without building a `Bool`.
+    #[inline]
+    pub(crate) fn truth(&mut self, e: &hir::Expr) -> RtResult<bool> {
+        if let E::Compare(first, rest) = &e.kind {
+            if let [(op, re)] = rest.as_slice() {
+                let left = self.operand(first)?;
+                let right = self.operand(re)?;
+                if let (Value::Int(x), Value::Int(y)) = (&left, &right) {
+                    match op {
+                        CmpOp::Lt => return Ok(x < y),
+                        CmpOp::Le => return Ok(x <= y),
+                        CmpOp::Gt => return Ok(x > y),
+                        CmpOp::Ge => return Ok(x >= y),
+                        CmpOp::Eq => return Ok(x == y),
+                        CmpOp::Ne => return Ok(x != y),
+                        _ => {}
+                    }
+                }
+                return at(self.compare(*op, &left, &right), e);
+            }
+        }
+        Ok(self.eval(e)?.truthy())
+    }
+
     pub(crate) fn eval(&mut self, e: &hir::Expr) -> RtResult<Value> {
         match &e.kind {
             E::Local(s) => Ok(self.stack[self.base + *s as usize].clone()),
             E::Int(i) => Ok(Value::Int(*i)),
             E::Binary(op, a, b) => {
-                let x = self.eval(a)?;
-                let y = self.eval(b)?;
+                let x = self.operand(a)?;
+                let y = self.operand(b)?;
                 if let (Value::Int(p), Value::Int(q)) = (&x, &y) {
                     let r = match op {
                         BinOp::Add => p.checked_add(*q),
@@ -44,6 +78,7 @@ impl Interp<'_> {
                         BinOp::Add => return Ok(Value::Float(p + q)),
                         BinOp::Sub => return Ok(Value::Float(p - q)),
                         BinOp::Mul => return Ok(Value::Float(p * q)),
+                        BinOp::Div if *q != 0.0 => return Ok(Value::Float(p / q)),
                         _ => {}
                     }
                 }
@@ -51,8 +86,8 @@ impl Interp<'_> {
             }
             E::Compare(first, rest) if rest.len() == 1 => {
                 let (op, re) = &rest[0];
-                let left = self.eval(first)?;
-                let right = self.eval(re)?;
+                let left = self.operand(first)?;
+                let right = self.operand(re)?;
                 if let (Value::Int(x), Value::Int(y)) = (&left, &right) {
                     let r = match op {
                         CmpOp::Lt => Some(x < y),
@@ -92,6 +127,19 @@ impl Interp<'_> {
             E::Bool(b) => Ok(Value::Bool(*b)),
             E::None => Ok(Value::None),
             E::Str(i) => Ok(self.consts[*i as usize].clone()),
+            E::Index(o, i) => {
+                let obj = self.operand(o)?;
+                let idx = self.operand(i)?;
+                if let (Value::List(l), Value::Int(n)) = (&obj, &idx) {
+                    let l = l.borrow();
+                    let len = l.len() as i64;
+                    let k = if *n < 0 { n + len } else { *n };
+                    if k >= 0 && k < len {
+                        return Ok(l[k as usize].clone());
+                    }
+                }
+                at(crate::index::get_index(&self.prog, &obj, &idx), e)
+            }
             _ => self.eval_cold(e),
         }
     }
@@ -192,19 +240,6 @@ impl Interp<'_> {
                 let v = self.eval(obj)?;
                 at(self.get_attr(&v, *name), e)
             }
-            E::Index(o, i) => {
-                let obj = self.eval(o)?;
-                let idx = self.eval(i)?;
-                if let (Value::List(l), Value::Int(n)) = (&obj, &idx) {
-                    let l = l.borrow();
-                    let len = l.len() as i64;
-                    let k = if *n < 0 { n + len } else { *n };
-                    if k >= 0 && k < len {
-                        return Ok(l[k as usize].clone());
-                    }
-                }
-                at(crate::index::get_index(&self.prog, &obj, &idx), e)
-            }
             E::Slice(v, lo, hi, step) => {
                 let val = self.eval(v)?;
                 let lo = self.opt_int(lo.as_deref())?;
@@ -214,6 +249,7 @@ impl Interp<'_> {
             }
             E::Lambda(f) => self.make_closure(f),
             E::Local(_)
+            | E::Index(..)
             | E::Int(_)
             | E::Binary(..)
             | E::Compare(..)
@@ -226,7 +262,7 @@ impl Interp<'_> {
             | E::Str(_) => self.eval(e),
             E::Analyze(call) => at(self.analyze(call), e),
             E::IfExp(c, t, o) => {
-                if self.eval(c)?.truthy() {
+                if self.truth(c)? {
                     self.eval(t)
                 } else {
                     self.eval(o)
@@ -302,20 +338,21 @@ impl Interp<'_> {
         if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             if let E::Comp(c) = &arg.kind {
                 let name = hir::builtin_name(*b);
-                if c.kind == CompKind::Generator
-                    && args.keywords.is_empty()
-                    && (name == "any" || name == "all")
-                {
-                    return self.lazy_any_all(c, name == "any");
+                if c.kind == CompKind::Generator && args.keywords.is_empty() {
+                    match name {
+                        "any" | "all" => return self.lazy_any_all(c, name == "any"),
+                        "sum" => return at(self.lazy_sum(c), e),
+                        _ => {}
+                    }
                 }
             }
         }
-        if let Value::Func(c) = &fv {
-            if args.star.is_empty() {
+        let fv = match fv {
+            Value::Func(c) if args.star.is_empty() => {
                 // Arguments go straight into the callee's frame slots.
                 let base = self.stack.len();
                 for a in &args.positional {
-                    match self.eval(a) {
+                    match self.operand(a) {
                         Ok(v) => self.stack.push(v),
                         Err(err) => {
                             self.stack.truncate(base);
@@ -323,20 +360,20 @@ impl Interp<'_> {
                         }
                     }
                 }
-                let mut kw = Vec::new();
-                for (k, v) in &args.keywords {
+                for (_, v) in &args.keywords {
                     match self.eval(v) {
-                        Ok(x) => kw.push((*k, x)),
+                        Ok(x) => self.stack.push(x),
                         Err(err) => {
                             self.stack.truncate(base);
                             return Err(err);
                         }
                     }
                 }
-                let c = c.clone();
+                let kw = crate::interp::KwNames::Hir(&args.keywords);
                 return at(self.invoke(&c, base, args.positional.len(), kw), e);
             }
-        }
+            other => other,
+        };
         let (pos, kw) = self.eval_args(args)?;
         at(self.call_value_kw(&fv, pos, kw), e)
     }
@@ -480,6 +517,20 @@ impl Interp<'_> {
         Ok(Value::Bool(if want { found } else { !found }))
     }
 
+    /// `sum(x for ...)`: adds as the generator produces, so no list is built.
+    fn lazy_sum(&mut self, c: &hir::Comp) -> RtResult<Value> {
+        let mut acc = Value::Int(0);
+        self.comp_each(c, 0, &mut |_, x, _| {
+            acc = match (&acc, &x) {
+                (Value::Int(s), Value::Int(i)) if s.checked_add(*i).is_some() => Value::Int(s + i),
+                (Value::Float(s), Value::Float(f)) => Value::Float(s + f),
+                _ => crate::arith::binary(BinOp::Add, &acc, &x)?,
+            };
+            Ok(true)
+        })?;
+        Ok(acc)
+    }
+
     #[allow(clippy::type_complexity)]
     /// Runs the comprehension's clauses, handing each produced element (and its
     /// value, for a dict) to `sink`; the sink returns false to stop early.
@@ -502,7 +553,7 @@ impl Interp<'_> {
         'items: while let Some(v) = it.next() {
             self.assign(&clause.target, v)?;
             for cond in &clause.conds {
-                if !self.eval(cond)?.truthy() {
+                if !self.truth(cond)? {
                     continue 'items;
                 }
             }

@@ -129,7 +129,7 @@ impl Interp<'_> {
             }
             S::If(branches, orelse) => {
                 for (c, body) in branches {
-                    if self.eval(c)?.truthy() {
+                    if self.truth(c)? {
                         return self.exec_block(body);
                     }
                 }
@@ -138,7 +138,7 @@ impl Interp<'_> {
                 }
             }
             S::While(c, body) => {
-                while self.eval(c)?.truthy() {
+                while self.truth(c)? {
                     match self.exec_block(body)? {
                         Flow::Break => break,
                         Flow::Return(v) => return Ok(Flow::Return(v)),
@@ -151,7 +151,7 @@ impl Interp<'_> {
             S::Continue => return Ok(Flow::Continue),
             S::Return(e) => {
                 let v = match e {
-                    Some(e) => self.eval(e)?,
+                    Some(e) => self.operand(e)?,
                     None => Value::None,
                 };
                 return Ok(Flow::Return(v));
@@ -375,17 +375,9 @@ impl Interp<'_> {
         match t {
             Target::Local(s) => {
                 let idx = self.base + *s as usize;
-                if let (Value::Int(a), Value::Int(b)) = (&self.stack[idx], &rhs) {
-                    let fast = match op {
-                        BinOp::Add => a.checked_add(*b),
-                        BinOp::Sub => a.checked_sub(*b),
-                        BinOp::Mul => a.checked_mul(*b),
-                        _ => None,
-                    };
-                    if let Some(n) = fast {
-                        self.stack[idx] = Value::Int(n);
-                        return Ok(());
-                    }
+                if let Some(v) = fast_arith(op, &self.stack[idx], &rhs) {
+                    self.stack[idx] = v;
+                    return Ok(());
                 }
                 let mut cur = std::mem::take(&mut self.stack[idx]);
                 let r = crate::arith::inplace(op, &mut cur, &rhs);
@@ -393,8 +385,21 @@ impl Interp<'_> {
                 r
             }
             Target::Index(o, i) => {
-                let obj = self.eval(o)?;
-                let idx = self.eval(i)?;
+                let obj = self.operand(o)?;
+                let idx = self.operand(i)?;
+                if let (Value::List(l), Value::Int(n)) = (&obj, &idx) {
+                    // `xs[i] += v` on numbers updates the element where it lies.
+                    let mut l = l.borrow_mut();
+                    let len = l.len() as i64;
+                    let k = if *n < 0 { n + len } else { *n };
+                    if k >= 0 && k < len {
+                        let slot = &mut l[k as usize];
+                        if let Some(v) = fast_arith(op, slot, &rhs) {
+                            *slot = v;
+                            return Ok(());
+                        }
+                    }
+                }
                 let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
                 crate::arith::inplace(op, &mut cur, &rhs)?;
                 crate::index::set_index(&obj, &idx, cur)
@@ -432,5 +437,29 @@ impl Interp<'_> {
             }
             Target::Tuple(_) | Target::Discard => Value::None,
         })
+    }
+}
+
+/// Int and float `+ - *` (and float `/` by a non-zero divisor) without leaving the caller;
+/// `None` sends everything else, overflow included, to the general path.
+#[inline]
+pub(crate) fn fast_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
+    match (a, b) {
+        (Value::Int(a), Value::Int(b)) => match op {
+            BinOp::Add => a.checked_add(*b),
+            BinOp::Sub => a.checked_sub(*b),
+            BinOp::Mul => a.checked_mul(*b),
+            _ => None,
+        }
+        .map(Value::Int),
+        (Value::Float(a), Value::Float(b)) => match op {
+            BinOp::Add => Some(a + b),
+            BinOp::Sub => Some(a - b),
+            BinOp::Mul => Some(a * b),
+            BinOp::Div if *b != 0.0 => Some(a / b),
+            _ => None,
+        }
+        .map(Value::Float),
+        _ => None,
     }
 }

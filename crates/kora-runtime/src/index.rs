@@ -286,7 +286,18 @@ fn pick(items: &[Value], r: &Resolved) -> Vec<Value> {
         let a = r.start as usize;
         return items[a..a + r.len].to_vec();
     }
-    r.indices().map(|i| items[i].clone()).collect()
+    // Every index is in bounds once resolved, so a plain isize walk replaces the
+    // i128 arithmetic of `indices` on this hot path.
+    let mut out = Vec::with_capacity(r.len);
+    if r.len > 0 {
+        let step = r.step as isize;
+        let mut i = r.start as isize;
+        for _ in 0..r.len {
+            out.push(items[i as usize].clone());
+            i += step;
+        }
+    }
+    out
 }
 
 /// `v[lo:hi:step] = val` (lists only, as in Python).

@@ -35,6 +35,33 @@ pub(crate) struct Frame {
     pub at: Span,
 }
 
+/// The names of keyword arguments whose values follow the positional ones on the stack.
+#[derive(Clone, Copy)]
+pub(crate) enum KwNames<'a> {
+    /// Straight from the call expression, so a call site allocates nothing for them.
+    Hir(&'a [(Sym, hir::Expr)]),
+    Plain(&'a [Sym]),
+}
+
+impl KwNames<'_> {
+    pub(crate) const NONE: KwNames<'static> = KwNames::Plain(&[]);
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            KwNames::Hir(k) => k.len(),
+            KwNames::Plain(k) => k.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Sym {
+        match self {
+            KwNames::Hir(k) => k[i].0,
+            KwNames::Plain(k) => k[i],
+        }
+    }
+}
+
 /// How a statement finished.
 pub(crate) enum Flow {
     Normal,
@@ -145,7 +172,7 @@ impl<'io> Interp<'io> {
             defaults: Vec::new(),
         });
         let base = self.stack.len();
-        self.invoke(&closure, base, 0, Vec::new())?;
+        self.invoke(&closure, base, 0, KwNames::NONE)?;
         self.mod_state[i] = ModState::Done;
         Ok(())
     }
@@ -162,7 +189,9 @@ impl<'io> Interp<'io> {
                 let base = self.stack.len();
                 let n = args.len();
                 self.stack.extend(args);
-                self.invoke(c, base, n, kwargs)
+                let names: Vec<Sym> = kwargs.iter().map(|(k, _)| *k).collect();
+                self.stack.extend(kwargs.into_iter().map(|(_, v)| v));
+                self.invoke(c, base, n, KwNames::Plain(&names))
             }
             Value::Builtin(b) => crate::builtins::call_builtin(self, *b, args, kwargs),
             Value::Method(m) => {
@@ -183,7 +212,7 @@ impl<'io> Interp<'io> {
         c: &Rc<Function>,
         base: usize,
         npos: usize,
-        kwargs: Vec<(Sym, Value)>,
+        kw: KwNames<'_>,
     ) -> RtResult<Value> {
         let def = &c.def;
         if self.depth >= MAX_DEPTH {
@@ -197,9 +226,9 @@ impl<'io> Interp<'io> {
             ));
         }
         let nparams = def.params.len();
-        if npos == nparams && kwargs.is_empty() && def.star.is_none() {
+        if npos == nparams && kw.len() == 0 && def.star.is_none() {
             self.stack.resize(base + def.nlocals as usize, Value::None);
-        } else if let Err(e) = self.bind_args(c, base, npos, kwargs) {
+        } else if let Err(e) = self.bind_args(c, base, npos, kw) {
             self.stack.truncate(base);
             return Err(e);
         }
@@ -281,46 +310,66 @@ impl<'io> Interp<'io> {
     }
 
     /// The general argument binding: keywords, defaults, `*rest`.
+    ///
+    /// Positional values sit at `base..base + npos` and keyword values right after them;
+    /// everything is moved within the value stack, so binding allocates nothing unless
+    /// `*rest` collects extras.
     fn bind_args(
         &mut self,
         c: &Rc<Function>,
         base: usize,
         npos: usize,
-        kwargs: Vec<(Sym, Value)>,
+        kw: KwNames<'_>,
     ) -> RtResult<()> {
         let def = &c.def;
-        let mut pos: Vec<Value> = self.stack.drain(base..).collect();
-        self.stack.resize(base + def.nlocals as usize, Value::None);
         let nparams = def.params.len();
-        let mut filled = vec![false; nparams];
+        let nlocals = def.nlocals as usize;
+        let nkw = kw.len();
+        // Park keyword values above the frame so filling slots cannot overwrite one not yet read.
+        let top = base + nlocals.max(npos + nkw);
+        self.stack.resize(top, Value::None);
+        for i in 0..nkw {
+            let v = std::mem::take(&mut self.stack[base + npos + i]);
+            self.stack.push(v);
+        }
+        let mut small = [false; 16];
+        let mut big = Vec::new();
+        let filled: &mut [bool] = if nparams <= small.len() {
+            &mut small[..nparams]
+        } else {
+            big.resize(nparams, false);
+            &mut big
+        };
         if npos > nparams {
-            match def.star {
-                Some(s) => {
-                    let extra: Vec<Value> = pos.drain(nparams..).collect();
-                    self.stack[base + s as usize] = Value::tuple(extra);
-                }
-                None => {
-                    return Err(RtError::new(
-                        codes::ARGUMENTS,
-                        format!(
-                            "{}() takes {} positional argument{} but {} were given",
-                            def.name,
-                            nparams,
-                            if nparams == 1 { "" } else { "s" },
-                            npos
-                        ),
-                    ))
-                }
-            }
+            let Some(s) = def.star else {
+                return Err(RtError::new(
+                    codes::ARGUMENTS,
+                    format!(
+                        "{}() takes {} positional argument{} but {} were given",
+                        def.name,
+                        nparams,
+                        if nparams == 1 { "" } else { "s" },
+                        npos
+                    ),
+                ));
+            };
+            let extra: Vec<Value> = (nparams..npos)
+                .map(|i| std::mem::take(&mut self.stack[base + i]))
+                .collect();
+            self.stack[base + s as usize] = Value::tuple(extra);
         } else if let Some(s) = def.star {
             self.stack[base + s as usize] = Value::tuple(Vec::new());
         }
-        for (i, v) in pos.into_iter().enumerate() {
-            let slot = def.params[i].slot as usize;
-            self.stack[base + slot] = v;
-            filled[i] = true;
+        for (i, f) in filled.iter_mut().enumerate().take(npos.min(nparams)) {
+            debug_assert_eq!(
+                def.params[i].slot as usize, i,
+                "parameters own the first slots"
+            );
+            *f = true;
         }
-        for (k, v) in kwargs {
+        for i in 0..nkw {
+            let k = kw.get(i);
+            let v = std::mem::take(&mut self.stack[top + i]);
             match def.params.iter().position(|p| p.name == k) {
                 Some(i) if filled[i] => {
                     return Err(RtError::new(
@@ -348,6 +397,7 @@ impl<'io> Interp<'io> {
                 }
             }
         }
+        self.stack.truncate(base + nlocals);
         let mut di = 0;
         let mut missing = Vec::new();
         for (i, p) in def.params.iter().enumerate() {

@@ -9,17 +9,23 @@ use crate::value::{OutcomeTag, Value};
 impl Interp<'_> {
     pub(crate) fn exec_match(&mut self, subject: &hir::Expr, arms: &[hir::Arm]) -> RtResult<Flow> {
         let v = self.eval(subject)?;
-        let mut guarded_off = Vec::new();
+        // Recorded only for the error message; an inline array keeps a failing guard
+        // (the common case in a dispatcher) from allocating.
+        let mut guarded_off = [kora_syntax::Span::default(); 8];
+        let mut n_guarded = 0usize;
         for arm in arms {
             if !self.match_pattern(&arm.pattern, &v)? {
                 continue;
             }
             if let Some(g) = &arm.guard {
                 self.guard_depth += 1;
-                let passed = self.eval(g);
+                let passed = self.truth(g);
                 self.guard_depth -= 1;
-                if !passed?.truthy() {
-                    guarded_off.push(arm.span);
+                if !passed? {
+                    if let Some(slot) = guarded_off.get_mut(n_guarded) {
+                        *slot = arm.span;
+                    }
+                    n_guarded += 1;
                     continue;
                 }
             }
@@ -30,10 +36,10 @@ impl Interp<'_> {
         if shown.chars().count() > 60 {
             shown = format!("{}...", shown.chars().take(57).collect::<String>());
         }
-        if !guarded_off.is_empty() {
+        if n_guarded > 0 {
             let src = &self.prog.modules[self.cur_mod].source;
             let idx = kora_syntax::LineIndex::new(src);
-            let lines: Vec<String> = guarded_off
+            let lines: Vec<String> = guarded_off[..n_guarded.min(guarded_off.len())]
                 .iter()
                 .map(|s| idx.line(s.start).to_string())
                 .collect();
@@ -118,9 +124,11 @@ impl Interp<'_> {
                 true
             }
             Pattern::Sequence(ps) => {
-                let items: Vec<Value> = match v {
-                    Value::List(l) => l.borrow().clone(),
-                    Value::Tuple(t) => t.as_ref().clone(),
+                // A tuple is immutable: share it. A list is copied so no borrow is held
+                // while sub-patterns bind names.
+                let items: std::rc::Rc<Vec<Value>> = match v {
+                    Value::List(l) => std::rc::Rc::new(l.borrow().clone()),
+                    Value::Tuple(t) => t.clone(),
                     _ => return Ok(false),
                 };
                 if items.len() != ps.len() {

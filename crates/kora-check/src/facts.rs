@@ -15,7 +15,10 @@ use crate::types::Ty;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Binding {
     /// A slot of one function's frame; `scope` is the span of the function (the whole file for module-level comprehensions).
-    Local { scope: Span, slot: u32 },
+    Local {
+        scope: Span,
+        slot: u32,
+    },
     /// A top-level name of a module.
     Global(ModId, u32),
     Type(TypeId),

@@ -142,7 +142,9 @@ pub fn check_program_with(
     collect_sigs(&loaded, &mut ctx, &mut diags);
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
-    let mut file_facts: Vec<facts::Facts> = (0..loaded.files.len()).map(|_| Default::default()).collect();
+    let mut file_facts: Vec<facts::Facts> = (0..loaded.files.len())
+        .map(|_| Default::default())
+        .collect();
     for &i in &loaded.order {
         let f = &loaded.files[i];
         let m = hir::ModId(i as u32);

@@ -359,12 +359,7 @@ impl Lowerer<'_> {
         (ex(H::Attr(Box::new(oe), s), span), fty.unwrap_or(Ty::Any))
     }
 
-    fn module_member_kind(
-        &self,
-        m: hir::ModId,
-        name: &ast::Ident,
-        span: Span,
-    ) -> Option<Lowered> {
+    fn module_member_kind(&self, m: hir::ModId, name: &ast::Ident, span: Span) -> Option<Lowered> {
         let info = &self.ctx.mods[m.0 as usize];
         if let Some(&g) = info.global_ix.get(&name.name) {
             return Some((
@@ -383,7 +378,8 @@ impl Lowerer<'_> {
         span: Span,
     ) -> Lowered {
         let found = self.module_member_kind(m, name, span);
-        if let (Some(lowered), Some(at)) = (&found, self.facts.is_some().then(|| self.fact_scope())) {
+        if let (Some(lowered), Some(at)) = (&found, self.facts.is_some().then(|| self.fact_scope()))
+        {
             if let Some(f) = self.facts.as_mut() {
                 f.name(name.span, &lowered.0, &lowered.1, at);
             }

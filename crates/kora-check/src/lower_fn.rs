@@ -204,7 +204,12 @@ impl Lowerer<'_> {
                     } else {
                         hir::Target::Local(s)
                     };
-                    facts.store(p.name.span, &target, &st.slot_tys[s as usize], (self.m, span));
+                    facts.store(
+                        p.name.span,
+                        &target,
+                        &st.slot_tys[s as usize],
+                        (self.m, span),
+                    );
                 }
             }
         }

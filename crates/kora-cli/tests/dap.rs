@@ -110,7 +110,10 @@ fn a_debug_session_from_launch_to_exit() {
         peer: Peer::spawn("dap"),
     };
 
-    let caps = s.ok("initialize", json!({"adapterID": "kora", "linesStartAt1": true}));
+    let caps = s.ok(
+        "initialize",
+        json!({"adapterID": "kora", "linesStartAt1": true}),
+    );
     assert_eq!(caps["supportsConfigurationDoneRequest"], true);
     s.event("initialized");
     s.ok("launch", json!({"program": main.to_str()}));
@@ -221,11 +224,8 @@ fn a_debug_session_from_launch_to_exit() {
 fn terminate_holds_a_paused_program_and_ends_the_session() {
     let dir = scratch("dap-terminate");
     let main = dir.join("loop.ko");
-    std::fs::write(
-        &main,
-        "n = 0\nwhile n < 3:\n    n += 1\nprint(\"never\")\n",
-    )
-    .expect("write program");
+    std::fs::write(&main, "n = 0\nwhile n < 3:\n    n += 1\nprint(\"never\")\n")
+        .expect("write program");
     let mut s = Session {
         peer: Peer::spawn("dap"),
     };

@@ -71,7 +71,10 @@ impl Client {
                 && m["params"]["uri"] == uri
                 && m["params"]["version"] == version
         });
-        m["params"]["diagnostics"].as_array().cloned().unwrap_or_default()
+        m["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn at(&mut self, method: &str, uri: &str, position: Value) -> Value {
@@ -108,7 +111,10 @@ fn a_language_server_session() {
         json!({"processId": null, "rootUri": uri(&dir), "capabilities": {}}),
     );
     assert_eq!(init["capabilities"]["hoverProvider"], true);
-    assert_eq!(init["capabilities"]["completionProvider"]["triggerCharacters"], json!(["."]));
+    assert_eq!(
+        init["capabilities"]["completionProvider"]["triggerCharacters"],
+        json!(["."])
+    );
     c.notify("initialized", json!({}));
 
     c.notify(
@@ -123,7 +129,13 @@ fn a_language_server_session() {
     assert!(text.contains("def double(n: int) -> int"), "{text}");
     assert!(text.contains("Twice n."), "{text}");
     let h = c.at("textDocument/hover", &main, pos(MAIN, "total)", 0, 0));
-    assert!(h["contents"]["value"].as_str().unwrap_or("").contains("total: int"), "{h}");
+    assert!(
+        h["contents"]["value"]
+            .as_str()
+            .unwrap_or("")
+            .contains("total: int"),
+        "{h}"
+    );
     let h = c.at("textDocument/hover", &main, pos(MAIN, "norm", 0, 1));
     assert!(
         h["contents"]["value"]
@@ -134,7 +146,11 @@ fn a_language_server_session() {
     );
 
     // Definition: in this file, and across the `use`d module.
-    let d = c.at("textDocument/definition", &main, pos(MAIN, "double(3)", 0, 0));
+    let d = c.at(
+        "textDocument/definition",
+        &main,
+        pos(MAIN, "double(3)", 0, 0),
+    );
     assert_eq!(d["uri"], main);
     assert_eq!(d["range"]["start"], pos(MAIN, "double", 0, 0));
     let d = c.at("textDocument/definition", &main, pos(MAIN, "norm", 0, 2));
@@ -143,7 +159,11 @@ fn a_language_server_session() {
     let d = c.at("textDocument/definition", &main, pos(MAIN, "Point", 0, 0));
     assert_eq!(d["uri"], lib);
     assert_eq!(d["range"]["start"], pos(LIB, "Point", 0, 0));
-    let d = c.at("textDocument/definition", &main, pos(MAIN, "./lib.ko", 0, 2));
+    let d = c.at(
+        "textDocument/definition",
+        &main,
+        pos(MAIN, "./lib.ko", 0, 2),
+    );
     assert_eq!(d["uri"], lib);
 
     // The outline.
@@ -155,7 +175,12 @@ fn a_language_server_session() {
         .as_array()
         .expect("symbols")
         .iter()
-        .map(|s| (s["name"].as_str().unwrap_or(""), s["kind"].as_i64().unwrap_or(0)))
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap_or(""),
+                s["kind"].as_i64().unwrap_or(0),
+            )
+        })
         .collect();
     // LSP symbol kinds: 2 module, 12 function, 13 variable.
     assert_eq!(
@@ -173,21 +198,38 @@ fn a_language_server_session() {
     );
     let items = c.at("textDocument/completion", &main, pos(&edited, "p.\n", 0, 2));
     let got = labels(&items);
-    assert!(got.contains(&"x".to_string()) && got.contains(&"y".to_string()), "{got:?}");
+    assert!(
+        got.contains(&"x".to_string()) && got.contains(&"y".to_string()),
+        "{got:?}"
+    );
     let edited2 = format!("{MAIN}lib.\n");
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": main, "version": 3},
                "contentChanges": [{"text": edited2}]}),
     );
-    let items = c.at("textDocument/completion", &main, pos(&edited2, "lib.\n", 0, 4));
+    let items = c.at(
+        "textDocument/completion",
+        &main,
+        pos(&edited2, "lib.\n", 0, 4),
+    );
     let got = labels(&items);
-    assert!(got.contains(&"norm".to_string()) && got.contains(&"Point".to_string()), "{got:?}");
+    assert!(
+        got.contains(&"norm".to_string()) && got.contains(&"Point".to_string()),
+        "{got:?}"
+    );
     // Plain names: keywords, builtins and this file's names.
-    let items = c.at("textDocument/completion", &main, pos(MAIN, "total = ", 0, 0));
+    let items = c.at(
+        "textDocument/completion",
+        &main,
+        pos(MAIN, "total = ", 0, 0),
+    );
     let got = labels(&items);
     for want in ["double", "total", "while", "print", "analyze"] {
-        assert!(got.contains(&want.to_string()), "{want} missing from {got:?}");
+        assert!(
+            got.contains(&want.to_string()),
+            "{want} missing from {got:?}"
+        );
     }
 
     // A type error appears as the user types, and goes away when fixed.
@@ -216,7 +258,10 @@ fn a_language_server_session() {
     );
     let ds = c.diagnostics(&bad, 1);
     assert!(!ds.is_empty());
-    assert!(ds[0]["code"].as_str().unwrap_or("").starts_with("E00"), "{ds:?}");
+    assert!(
+        ds[0]["code"].as_str().unwrap_or("").starts_with("E00"),
+        "{ds:?}"
+    );
     let symbols = c.request(
         "textDocument/documentSymbol",
         json!({"textDocument": {"uri": bad}}),

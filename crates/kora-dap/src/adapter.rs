@@ -195,11 +195,11 @@ impl<W: Write> Adapter<W> {
                     breakpoints: bps,
                 }))
             }
-            Command::SetExceptionBreakpoints(_) => req.success(
-                ResponseBody::SetExceptionBreakpoints(SetExceptionBreakpointsResponse {
-                    breakpoints: None,
-                }),
-            ),
+            Command::SetExceptionBreakpoints(_) => {
+                req.success(ResponseBody::SetExceptionBreakpoints(
+                    SetExceptionBreakpointsResponse { breakpoints: None },
+                ))
+            }
             Command::ConfigurationDone => {
                 if let Some(start) = self.start.take() {
                     // The debuggee may already have failed its check; it reports that itself.
@@ -233,7 +233,10 @@ impl<W: Write> Adapter<W> {
                 let frame = args.frame_id.unwrap_or(0).max(0) as usize;
                 let found = match &self.stopped {
                     Some(s) => s.lookup(frame, &args.expression).cloned(),
-                    None => Err("the program is running: watch expressions are read when it is paused".into()),
+                    None => Err(
+                        "the program is running: watch expressions are read when it is paused"
+                            .into(),
+                    ),
                 };
                 match found {
                     Ok(e) => req.success(ResponseBody::Evaluate(EvaluateResponse {
@@ -322,8 +325,14 @@ impl<W: Write> Adapter<W> {
             debug: !no_debug,
             mode,
         };
-        launch::spawn(launch, self.shared.clone(), self.tx.clone(), start_rx, resume_rx)
-            .map_err(|e| format!("cannot start the program's thread: {e}"))?;
+        launch::spawn(
+            launch,
+            self.shared.clone(),
+            self.tx.clone(),
+            start_rx,
+            resume_rx,
+        )
+        .map_err(|e| format!("cannot start the program's thread: {e}"))?;
         self.start = Some(start_tx);
         self.resume = Some(resume_tx);
         Ok(())
@@ -333,12 +342,7 @@ impl<W: Write> Adapter<W> {
         &mut self,
         args: &dap::requests::SetBreakpointsArguments,
     ) -> Vec<Breakpoint> {
-        let requested: Vec<i64> = args
-            .breakpoints
-            .iter()
-            .flatten()
-            .map(|b| b.line)
-            .collect();
+        let requested: Vec<i64> = args.breakpoints.iter().flatten().map(|b| b.line).collect();
         let Some(path) = args.source.path.as_ref().map(PathBuf::from) else {
             return requested
                 .iter()
@@ -360,8 +364,9 @@ impl<W: Write> Adapter<W> {
                         self.next_breakpoint += 1;
                         self.next_breakpoint - 1
                     });
-                    let moved = (i64::from(l) != line)
-                        .then(|| format!("moved from line {line} to the next statement, on line {l}"));
+                    let moved = (i64::from(l) != line).then(|| {
+                        format!("moved from line {line} to the next statement, on line {l}")
+                    });
                     out.push(Breakpoint {
                         id: Some(id),
                         verified: true,

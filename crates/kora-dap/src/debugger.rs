@@ -66,7 +66,11 @@ impl Stepper {
             shared,
             generation: u64::MAX,
             breakpoints: vec![HashMap::new(); n],
-            mode: if stop_on_entry { Mode::StepIn } else { Mode::Run },
+            mode: if stop_on_entry {
+                Mode::StepIn
+            } else {
+                Mode::Run
+            },
             at_entry: stop_on_entry,
             prev: None,
             tx,
@@ -132,7 +136,9 @@ impl Stepper {
         if same_line {
             return None;
         }
-        self.breakpoints[m].get(&line).map(|id| Reason::Breakpoint(*id))
+        self.breakpoints[m]
+            .get(&line)
+            .map(|id| Reason::Breakpoint(*id))
     }
 }
 

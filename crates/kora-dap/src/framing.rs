@@ -12,7 +12,10 @@ use serde_json::Value;
 pub enum Incoming {
     Request(Box<Request>),
     /// A well-framed message this adapter cannot take; answer `seq` with an error if there is one.
-    Unknown { seq: Option<i64>, why: String },
+    Unknown {
+        seq: Option<i64>,
+        why: String,
+    },
     Closed,
 }
 
@@ -80,7 +83,8 @@ mod tests {
 
     #[test]
     fn empty_arguments_on_argument_free_requests_are_accepted() {
-        let mut input = frame(r#"{"seq":3,"type":"request","command":"configurationDone","arguments":{}}"#);
+        let mut input =
+            frame(r#"{"seq":3,"type":"request","command":"configurationDone","arguments":{}}"#);
         match read(&mut input) {
             Incoming::Request(r) => assert!(matches!(r.command, Command::ConfigurationDone)),
             _ => panic!("not read as configurationDone"),

@@ -59,7 +59,10 @@ fn run(
     let checked = match check_program(&file, &Disk) {
         Ok(c) => c,
         Err(e) => {
-            fail(tx, format!("error: cannot read `{}`: {}\n", e.path.display(), e.error));
+            fail(
+                tx,
+                format!("error: cannot read `{}`: {}\n", e.path.display(), e.error),
+            );
             return 2;
         }
     };
@@ -75,7 +78,10 @@ fn run(
     }
     let errors = checked.error_count();
     let Some(program) = checked.program.filter(|_| errors == 0) else {
-        fail(tx, format!("{report}kora: {errors} error(s) found; nothing was run\n"));
+        fail(
+            tx,
+            format!("{report}kora: {errors} error(s) found; nothing was run\n"),
+        );
         return 2;
     };
     if !report.is_empty() {

@@ -65,7 +65,10 @@ pub fn file_lines(path: &Path) -> FileLines {
     parallel_bodies(&parsed.module.stmts, &index, &mut out.parallel);
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let program = check_program(path, &Disk).ok().and_then(|c| c.program);
-    match program.as_ref().and_then(|p| p.modules.iter().find(|m| m.path == canonical)) {
+    match program
+        .as_ref()
+        .and_then(|p| p.modules.iter().find(|m| m.path == canonical))
+    {
         Some(m) => hir_lines(&m.body.body, &index, &mut out.statements),
         None => {
             out.problem = Some(
@@ -141,9 +144,7 @@ fn blocks(s: &Stmt) -> Vec<&[Stmt]> {
         | StmtKind::Test { body, .. } => vec![body],
         StmtKind::Def(d) => vec![&d.body],
         StmtKind::Match { arms, .. } => arms.iter().map(|a| a.body.as_slice()).collect(),
-        StmtKind::AnnAssign {
-            else_: Some(e), ..
-        } => vec![&e.body],
+        StmtKind::AnnAssign { else_: Some(e), .. } => vec![&e.body],
         _ => Vec::new(),
     }
 }

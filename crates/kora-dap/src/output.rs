@@ -43,7 +43,8 @@ impl Write for ProgramOutput {
             Err(_) => self.pending.len(),
         };
         let rest = self.pending.split_off(valid);
-        let text = String::from_utf8_lossy(&std::mem::replace(&mut self.pending, rest)).into_owned();
+        let text =
+            String::from_utf8_lossy(&std::mem::replace(&mut self.pending, rest)).into_owned();
         self.emit(text)?;
         Ok(buf.len())
     }

@@ -152,7 +152,10 @@ mod tests {
     #[test]
     fn names_and_field_paths_are_looked_up() {
         let v = view();
-        assert_eq!(v.lookup(0, "order.total").map(|e| e.value.as_str()), Ok("3"));
+        assert_eq!(
+            v.lookup(0, "order.total").map(|e| e.value.as_str()),
+            Ok("3")
+        );
         assert_eq!(v.lookup(0, " limit ").map(|e| e.value.as_str()), Ok("10"));
         assert!(v.lookup(0, "order.missing").is_err());
         assert!(v.lookup(0, "nothing").is_err());

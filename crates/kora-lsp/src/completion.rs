@@ -150,7 +150,12 @@ pub fn site(text: &str, offset: usize) -> (usize, Site) {
         .unwrap_or(offset);
     let lead = before[..start].trim_end_matches([' ', '\t']);
     if lead.ends_with('.') && !lead[..lead.len() - 1].ends_with(|c: char| c.is_ascii_digit()) {
-        return (start, Site::Member { dot: lead.len() - 1 });
+        return (
+            start,
+            Site::Member {
+                dot: lead.len() - 1,
+            },
+        );
     }
     (start, Site::Name)
 }

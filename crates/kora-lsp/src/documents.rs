@@ -43,7 +43,9 @@ impl Documents {
 
     pub fn open(&self, uri: Uri, text: String, version: i32) -> PathBuf {
         let path = path_of(&uri);
-        self.lock().docs.insert(path.clone(), Doc { uri, text, version });
+        self.lock()
+            .docs
+            .insert(path.clone(), Doc { uri, text, version });
         path
     }
 

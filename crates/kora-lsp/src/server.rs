@@ -82,11 +82,13 @@ impl LanguageServer for Backend {
 
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
         let changes = p.content_changes;
-        let edited = self.docs.edit(&p.text_document.uri, p.text_document.version, |t| {
-            for c in &changes {
-                apply_change(t, c.range, &c.text);
-            }
-        });
+        let edited = self
+            .docs
+            .edit(&p.text_document.uri, p.text_document.version, |t| {
+                for c in &changes {
+                    apply_change(t, c.range, &c.text);
+                }
+            });
         if let Some(path) = edited {
             self.schedule(path);
         }

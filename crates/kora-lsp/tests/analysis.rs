@@ -44,9 +44,15 @@ fn hover_shows_types_fields_and_record_docs() {
     let (text, _) = hover(&a, offset(SRC, "name =", 0)).expect("hover on name");
     assert!(text.contains("name: str"), "{text}");
     let (text, _) = hover(&a, offset(SRC, "label\nwords", 0)).expect("hover on a field");
-    assert!(text.contains("label: str") && text.contains("field of `Box`"), "{text}");
+    assert!(
+        text.contains("label: str") && text.contains("field of `Box`"),
+        "{text}"
+    );
     let (text, _) = hover(&a, offset(SRC, "Box(label", 0)).expect("hover on the type");
-    assert!(text.contains("type Box:") && text.contains("weight: float"), "{text}");
+    assert!(
+        text.contains("type Box:") && text.contains("weight: float"),
+        "{text}"
+    );
     let (text, _) = hover(&a, offset(SRC, "label: str)", 0)).expect("hover on a parameter");
     assert!(text.contains("parameter"), "{text}");
 }
@@ -76,7 +82,10 @@ fn completion_knows_methods_of_inferred_types() {
     patched.insert_str(at, "__kora_completion__");
     let items = completion::members(&analysis_of(&patched), dot);
     let labels: Vec<_> = items.iter().map(|i| i.label.as_str()).collect();
-    assert!(labels.contains(&"append") && labels.contains(&"sort"), "{labels:?}");
+    assert!(
+        labels.contains(&"append") && labels.contains(&"sort"),
+        "{labels:?}"
+    );
     // Locals of `make` are offered inside it, not outside.
     let a = analysis_of(SRC);
     let inside = completion::names(&a, offset(SRC, "return Box", 0));

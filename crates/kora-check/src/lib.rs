@@ -5,6 +5,7 @@
 //! server uses the same diagnostics.
 
 pub mod codes;
+pub mod facts;
 pub mod hir;
 pub mod loader;
 mod lower;
@@ -49,6 +50,32 @@ pub struct Checked {
     pub program: Option<Rc<hir::Program>>,
     /// Every file reached, entry first.
     pub files: Vec<FileReport>,
+    /// With `Options::facts`: what the checker learned, for the language server.
+    pub facts: Option<ProgramFacts>,
+}
+
+/// What to keep beyond diagnostics and the program.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Keep every file's tree, expression types and name resolutions (`ProgramFacts`).
+    pub facts: bool,
+}
+
+/// The language server's view of a checked program; `files[i]` belongs to `Checked::files[i]`.
+pub struct ProgramFacts {
+    pub files: Vec<FileFacts>,
+    /// Every record type, indexed by `TypeId`, even when the program has errors.
+    pub types: Vec<hir::RecordType>,
+    /// Interned names: a field's `Sym(i)` is `names[i]`.
+    pub names: Vec<String>,
+}
+
+pub struct FileFacts {
+    pub module: hir::ModId,
+    pub ast: ast::Module,
+    /// Each `use "..."` path literal and the module it names.
+    pub uses: Vec<(kora_syntax::Span, hir::ModId)>,
+    pub facts: facts::Facts,
 }
 
 impl Checked {
@@ -63,6 +90,15 @@ impl Checked {
 
 /// Loads, checks and lowers the program whose entry file is `entry`.
 pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, EntryError> {
+    check_program_with(entry, sources, Options::default())
+}
+
+/// `check_program`, keeping what `options` asks for.
+pub fn check_program_with(
+    entry: &Path,
+    sources: &dyn Sources,
+    options: Options,
+) -> Result<Checked, EntryError> {
     let loaded = loader::load(entry, sources)?;
     let scopes: Vec<scope::ScopeTable> = loaded
         .files
@@ -119,6 +155,9 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
     collect_sigs(&loaded, &mut ctx, &mut diags);
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
+    let mut file_facts: Vec<facts::Facts> = (0..loaded.files.len())
+        .map(|_| Default::default())
+        .collect();
     for &i in &loaded.order {
         let f = &loaded.files[i];
         let m = hir::ModId(i as u32);
@@ -126,8 +165,14 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
         let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
         l.uses_eval = lower_eval::uses_eval(&f.ast);
+        if options.facts {
+            l.facts = Some(facts::Facts::default());
+        }
         let body = l.module_body(&f.ast.stmts, "<module>");
         let tests = std::mem::take(&mut l.tests);
+        if let Some(recorded) = l.facts.take() {
+            file_facts[i] = recorded;
+        }
         // After a syntax error the tree has holes; names and types read across
         // them would only report the same mistake again in other words.
         let has_syntax_errors = diags[i]
@@ -161,10 +206,13 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
     }
     // Entry first: it is what the user asked about.
     files.swap(0, loaded.entry);
+    let names_snapshot = options.facts.then(|| ctx.names.names().to_vec());
     let has_errors = files
         .iter()
         .any(|f| f.diagnostics.iter().any(Diagnostic::is_error));
+    let mut kept_types = None;
     let program = if has_errors {
+        kept_types = Some(ctx.types);
         None
     } else {
         Some(Rc::new(hir::Program {
@@ -178,7 +226,61 @@ pub fn check_program(entry: &Path, sources: &dyn Sources) -> Result<Checked, Ent
             strings: ctx.strings,
         }))
     };
-    Ok(Checked { program, files })
+    let facts = names_snapshot.map(|names| {
+        let types = match (&program, kept_types) {
+            (_, Some(t)) => t,
+            (Some(p), None) => p.types.iter().map(copy_record).collect(),
+            (None, None) => Vec::new(),
+        };
+        let entry = loaded.entry;
+        let mut fs: Vec<FileFacts> = loaded
+            .files
+            .into_iter()
+            .zip(file_facts)
+            .enumerate()
+            .map(|(i, (f, facts))| FileFacts {
+                module: hir::ModId(i as u32),
+                ast: f.ast,
+                uses: f
+                    .uses
+                    .iter()
+                    .map(|(s, t)| (*s, hir::ModId(*t as u32)))
+                    .collect(),
+                facts,
+            })
+            .collect();
+        fs.swap(0, entry);
+        ProgramFacts {
+            files: fs,
+            types,
+            names,
+        }
+    });
+    Ok(Checked {
+        program,
+        files,
+        facts,
+    })
+}
+
+/// A record type's description without its default expressions (the server never runs them).
+fn copy_record(r: &hir::RecordType) -> hir::RecordType {
+    hir::RecordType {
+        id: r.id,
+        name: r.name.clone(),
+        module: r.module,
+        fields: r
+            .fields
+            .iter()
+            .map(|f| hir::FieldDef {
+                name: f.name,
+                ty: f.ty.clone(),
+                default: None,
+            })
+            .collect(),
+        doc: r.doc.clone(),
+        span: r.span,
+    }
 }
 
 /// Registers every `type` declaration of every file: types are global across a package.

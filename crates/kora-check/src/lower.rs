@@ -74,6 +74,8 @@ impl Ctx {
 /// Per-function lowering state.
 pub(crate) struct FnState {
     pub name: String,
+    /// The function's span: the scope of its slots in `facts`.
+    pub scope: Span,
     pub slots: FxHashMap<String, u32>,
     pub slot_names: Vec<String>,
     pub slot_tys: Vec<Ty>,
@@ -120,6 +122,8 @@ pub(crate) struct Lowerer<'a> {
     pub in_test: u32,
     /// The file says `use eval`: `eval.metric(...)` is a judge call (see `lower_eval.rs`).
     pub uses_eval: bool,
+    /// Recorded for the language server only (`Options::facts`).
+    pub facts: Option<crate::facts::Facts>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -144,11 +148,17 @@ impl<'a> Lowerer<'a> {
             tests: Vec::new(),
             in_test: 0,
             uses_eval: false,
+            facts: None,
         }
     }
 
     pub fn info(&self) -> &ModInfo {
         &self.ctx.mods[self.m.0 as usize]
+    }
+
+    /// The module and function scope that facts are recorded against.
+    pub(crate) fn fact_scope(&self) -> (ModId, Span) {
+        (self.m, self.fns.last().map(|f| f.scope).unwrap_or_default())
     }
 
     pub fn f(&mut self) -> &mut FnState {
@@ -176,6 +186,7 @@ impl<'a> Lowerer<'a> {
     pub fn module_body(&mut self, stmts: &[ast::Stmt], name: &str) -> Rc<hir::Function> {
         self.fns.push(FnState {
             name: "<module>".into(),
+            scope: Span::new(0, self.source.len() as u32),
             slots: FxHashMap::default(),
             slot_names: Vec::new(),
             slot_tys: Vec::new(),

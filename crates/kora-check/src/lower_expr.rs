@@ -19,6 +19,17 @@ pub(crate) fn ex(kind: H, span: Span) -> hir::Expr {
 
 impl Lowerer<'_> {
     pub fn expr(&mut self, e: &ast::Expr) -> Lowered {
+        let lowered = self.expr_kind(e);
+        if self.facts.is_some() {
+            let at = self.fact_scope();
+            if let Some(f) = self.facts.as_mut() {
+                f.expr(e, &lowered.0, &lowered.1, at);
+            }
+        }
+        lowered
+    }
+
+    fn expr_kind(&mut self, e: &ast::Expr) -> Lowered {
         let span = e.span;
         let (kind, ty) = match &e.kind {
             AE::Int(i) => (H::Int(*i), Ty::Int),
@@ -360,22 +371,35 @@ impl Lowerer<'_> {
         (ex(H::Attr(Box::new(oe), s), span), fty.unwrap_or(Ty::Any))
     }
 
+    fn module_member_kind(&self, m: hir::ModId, name: &ast::Ident, span: Span) -> Option<Lowered> {
+        let info = &self.ctx.mods[m.0 as usize];
+        if let Some(&g) = info.global_ix.get(&name.name) {
+            return Some((
+                ex(H::ModuleGlobal(m, g), span),
+                info.global_tys[g as usize].clone(),
+            ));
+        }
+        let t = self.ctx.type_ix.get(&name.name)?;
+        Some((ex(H::Type(*t), span), Ty::Func))
+    }
+
     pub(crate) fn module_member(
         &mut self,
         m: hir::ModId,
         name: &ast::Ident,
         span: Span,
     ) -> Lowered {
+        let found = self.module_member_kind(m, name, span);
+        if let (Some(lowered), Some(at)) = (&found, self.facts.is_some().then(|| self.fact_scope()))
+        {
+            if let Some(f) = self.facts.as_mut() {
+                f.name(name.span, &lowered.0, &lowered.1, at);
+            }
+        }
+        if let Some(lowered) = found {
+            return lowered;
+        }
         let info = &self.ctx.mods[m.0 as usize];
-        if let Some(&g) = info.global_ix.get(&name.name) {
-            return (
-                ex(H::ModuleGlobal(m, g), span),
-                info.global_tys[g as usize].clone(),
-            );
-        }
-        if let Some(&t) = self.ctx.type_ix.get(&name.name) {
-            return (ex(H::Type(t), span), Ty::Func);
-        }
         let mut d = Diagnostic::error(
             codes::NO_MEMBER,
             format!("module `{}` has no `{}`", info.display, name.name),

@@ -99,6 +99,7 @@ impl Lowerer<'_> {
         }
         let mut st = FnState {
             name: name.to_string(),
+            scope: span,
             slots: FxHashMap::default(),
             slot_names: Vec::new(),
             slot_tys: Vec::new(),
@@ -196,6 +197,23 @@ impl Lowerer<'_> {
                 fresh_default: fresh,
             })
             .collect();
+        if let Some(facts) = self.facts.as_mut() {
+            for p in params {
+                if let Some(&s) = st.slots.get(&p.name.name) {
+                    let target = if st.is_cell[s as usize] {
+                        hir::Target::Cell(s)
+                    } else {
+                        hir::Target::Local(s)
+                    };
+                    facts.store(
+                        p.name.span,
+                        &target,
+                        &st.slot_tys[s as usize],
+                        (self.m, span),
+                    );
+                }
+            }
+        }
         self.fns.push(st);
         let body = body(self);
         let st = self.fns.pop().expect("pushed above");

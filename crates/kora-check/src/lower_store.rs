@@ -157,6 +157,17 @@ impl Lowerer<'_> {
 
     /// Resolves a name being assigned; `ty` is the assigned value's type when known.
     pub fn store_name(&mut self, name: &str, span: Span, ty: Option<Ty>) -> (Target, Ty) {
+        let stored = self.store_name_slot(name, span, ty);
+        if self.facts.is_some() {
+            let at = self.fact_scope();
+            if let Some(f) = self.facts.as_mut() {
+                f.store(span, &stored.0, &stored.1, at);
+            }
+        }
+        stored
+    }
+
+    fn store_name_slot(&mut self, name: &str, span: Span, ty: Option<Ty>) -> (Target, Ty) {
         let f = self.fns.last().expect("in a function");
         for comp in f.comp.iter().rev() {
             if let Some(&s) = comp.get(name) {

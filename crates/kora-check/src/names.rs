@@ -42,6 +42,11 @@ impl Interner {
         &self.names[s.0 as usize]
     }
 
+    /// Every name interned so far; `Sym(i)` is the `i`th.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
     pub fn into_names(self) -> Vec<String> {
         self.names
     }

@@ -91,6 +91,10 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Serve the language server protocol on stdin/stdout (for editors)
+    Lsp,
+    /// Serve the debug adapter protocol on stdin/stdout (for editors)
+    Dap,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -142,6 +146,19 @@ fn main() -> ExitCode {
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),
         Command::Check { files } => check::check(&files),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
+        Command::Lsp => serve("lsp", kora_lsp::serve_stdio()),
+        Command::Dap => serve("dap", kora_dap::serve_stdio()),
     };
     ExitCode::from(code)
+}
+
+/// Exit code of a protocol server: 0 when the client ended the session, 2 when stdio failed.
+fn serve(what: &str, r: std::io::Result<()>) -> u8 {
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("kora {what}: {e}");
+            2
+        }
+    }
 }

@@ -24,6 +24,25 @@ pub struct FrameInfo {
 pub trait FrameStack {
     /// Innermost frame last.
     fn frames(&self) -> Vec<FrameInfo>;
+    /// A module's top-level names and their current values (`None` before assignment).
+    fn globals(&self, _module: ModId) -> Vec<(String, Value)> {
+        Vec::new()
+    }
+}
+
+impl crate::Interp<'_> {
+    /// What a debugger shows as a module's globals: module-level names live
+    /// in module slots, not in the frame of the module's body.
+    pub fn module_globals(&self, module: ModId) -> Vec<(String, Value)> {
+        let m = module.0 as usize;
+        let (Some(names), Some(values)) = (
+            self.prog.modules.get(m).map(|m| &m.globals),
+            self.globals.get(m),
+        ) else {
+            return Vec::new();
+        };
+        names.iter().cloned().zip(values.iter().cloned()).collect()
+    }
 }
 
 pub trait Debugger {

@@ -16,6 +16,10 @@ impl crate::debug::FrameStack for FrameView<'_, '_> {
     fn frames(&self) -> Vec<crate::debug::FrameInfo> {
         self.0.frame_infos()
     }
+
+    fn globals(&self, module: kora_check::hir::ModId) -> Vec<(String, Value)> {
+        self.0.module_globals(module)
+    }
 }
 
 impl Interp<'_> {

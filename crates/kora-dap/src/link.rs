@@ -1,0 +1,59 @@
+//! What the protocol thread and the interpreter thread say to each other; only plain data crosses.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Mutex;
+
+use dap::requests::Request;
+
+use crate::snapshot::Snapshot;
+
+/// Everything the protocol loop reacts to, in the order it happened.
+pub enum Msg {
+    /// From the editor.
+    Request(Box<Request>),
+    /// The editor sent something that is not a request this adapter knows (answered when it has a `seq`).
+    Unreadable { seq: Option<i64>, why: String },
+    /// The editor closed the connection.
+    Closed,
+    /// The program stopped and waits for a `Resume`.
+    Stopped(Box<Stop>),
+    /// Program output (`stdout`) or the adapter's own report of a failure (`stderr`).
+    Output { stderr: bool, text: String },
+    /// The program finished with this exit code (0 ok, 1 run-time error, 2 did not check).
+    Exited(i64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    Entry,
+    Step,
+    Pause,
+    Breakpoint(i64),
+}
+
+pub struct Stop {
+    pub reason: Reason,
+    pub snapshot: Snapshot,
+}
+
+/// How the stopped program goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resume {
+    Continue,
+    Next,
+    StepIn,
+    StepOut,
+}
+
+/// State both threads touch, lock-free where the interpreter reads it per statement.
+#[derive(Default)]
+pub struct Shared {
+    /// Set by `pause`; the interpreter stops at its next statement and clears it.
+    pub pause: AtomicBool,
+    /// Bumped whenever `breakpoints` changes, so the interpreter re-reads it only then.
+    pub generation: AtomicU64,
+    /// Canonical file path → (line → breakpoint id).
+    pub breakpoints: Mutex<HashMap<PathBuf, HashMap<u32, i64>>>,
+}

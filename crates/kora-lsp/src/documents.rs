@@ -1,0 +1,125 @@
+//! The open documents and the newest analysis of each, shared by the request handlers and the diagnostics worker.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tower_lsp_server::ls_types::Uri;
+
+use crate::analysis::{analyze, Analysis};
+
+pub struct Doc {
+    pub uri: Uri,
+    pub text: String,
+    pub version: i32,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Keyed by canonical path, the key the checker's loader uses.
+    docs: HashMap<PathBuf, Doc>,
+    analyses: HashMap<PathBuf, (i32, Arc<Analysis>)>,
+}
+
+#[derive(Clone, Default)]
+pub struct Documents {
+    inner: Arc<Mutex<Inner>>,
+}
+
+/// The path a document is known by: its file, canonical when it exists on disk.
+pub fn path_of(uri: &Uri) -> PathBuf {
+    match uri.to_file_path() {
+        Some(p) => std::fs::canonicalize(&p).unwrap_or_else(|_| p.into_owned()),
+        // `untitled:` buffers have no file; the URI text stands in for one.
+        None => PathBuf::from(uri.as_str()),
+    }
+}
+
+impl Documents {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A handler that panicked left the maps consistent (each update is one insert).
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn open(&self, uri: Uri, text: String, version: i32) -> PathBuf {
+        let path = path_of(&uri);
+        self.lock()
+            .docs
+            .insert(path.clone(), Doc { uri, text, version });
+        path
+    }
+
+    /// Applies an edit to an open document; `false` when it is not open.
+    pub fn edit(&self, uri: &Uri, version: i32, f: impl FnOnce(&mut String)) -> Option<PathBuf> {
+        let path = path_of(uri);
+        let mut inner = self.lock();
+        let doc = inner.docs.get_mut(&path)?;
+        f(&mut doc.text);
+        doc.version = version;
+        Some(path)
+    }
+
+    pub fn close(&self, uri: &Uri) {
+        let path = path_of(uri);
+        let mut inner = self.lock();
+        inner.docs.remove(&path);
+        inner.analyses.remove(&path);
+    }
+
+    pub fn text(&self, path: &Path) -> Option<String> {
+        self.lock().docs.get(path).map(|d| d.text.clone())
+    }
+
+    pub fn uri(&self, path: &Path) -> Option<Uri> {
+        self.lock().docs.get(path).map(|d| d.uri.clone())
+    }
+
+    /// Open documents whose newest analysis read `changed` (other than `changed` itself).
+    pub fn dependents(&self, changed: &Path) -> Vec<PathBuf> {
+        let inner = self.lock();
+        inner
+            .analyses
+            .iter()
+            .filter(|(p, (_, a))| p.as_path() != changed && a.depends_on(changed))
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// The analysis of the document's current text: cached, or computed now.
+    pub fn analysis(&self, path: &Path) -> Option<(i32, Arc<Analysis>)> {
+        let (version, open) = {
+            let inner = self.lock();
+            let doc = inner.docs.get(path)?;
+            if let Some((v, a)) = inner.analyses.get(path) {
+                if *v == doc.version {
+                    return Some((*v, a.clone()));
+                }
+            }
+            (doc.version, snapshot(&inner))
+        };
+        let a = Arc::new(analyze(path, &open));
+        let mut inner = self.lock();
+        let current = inner.docs.get(path).map(|d| d.version);
+        if current == Some(version) {
+            inner
+                .analyses
+                .insert(path.to_path_buf(), (version, a.clone()));
+        }
+        Some((version, a))
+    }
+
+    /// An analysis of the document as if its text were `text` (completion's placeholder); not cached.
+    pub fn analysis_of_text(&self, path: &Path, text: String) -> Analysis {
+        let mut open = snapshot(&self.lock());
+        open.insert(path.to_path_buf(), text);
+        analyze(path, &open)
+    }
+}
+
+fn snapshot(inner: &Inner) -> HashMap<PathBuf, String> {
+    inner
+        .docs
+        .iter()
+        .map(|(p, d)| (p.clone(), d.text.clone()))
+        .collect()
+}

@@ -115,18 +115,23 @@ impl Interp<'_> {
             }
             return answer;
         }
-        let Some(models) = self.models.as_mut() else {
-            return Err(RtError::new(
-                codes::CONFIG,
-                "model calls are not set up for this run",
-            ));
-        };
         let material = KeyMaterial {
             site: call.site.clone(),
             model: entry.name.clone(),
             prompt: prompt.clone(),
             data: data_text.clone(),
             images: Vec::new(),
+            tools: String::new(),
+            history: String::new(),
+        };
+        if call.tools.is_some() {
+            return self.tool_loop(call, entry, material, obs);
+        }
+        if let Some(failed) = self.fence_refuses(&entry, &material, &call.expect, obs) {
+            return Ok(failed);
+        }
+        let Some(models) = self.models.as_mut() else {
+            return Err(RtError::new(codes::CONFIG, "model calls are not set up for this run"));
         };
         let key = material.key();
         let typed = call.expect != Ty::Str;
@@ -254,7 +259,7 @@ impl Interp<'_> {
     }
 
     /// `{"ok": v}` / `{"uncertain": r}` → the outcome value, reading `v` into the declared type.
-    fn recorded_outcome(&mut self, call: &AnalyzeCall, j: &Json) -> Value {
+    pub(crate) fn recorded_outcome(&mut self, call: &AnalyzeCall, j: &Json) -> Value {
         if let Some(r) = j.get("uncertain").and_then(Json::as_str) {
             return Value::outcome(OutcomeTag::Uncertain, Value::str(r));
         }

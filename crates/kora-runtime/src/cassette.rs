@@ -33,6 +33,12 @@ pub struct KeyMaterial {
     pub data: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<String>,
+    /// A tool loop's turn: the tool definitions offered (JSON text).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tools: String,
+    /// A tool loop's turn: the exchanges sent with it (JSON text), after the context fence.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub history: String,
 }
 
 impl KeyMaterial {
@@ -46,6 +52,14 @@ impl KeyMaterial {
         for img in &self.images {
             h.update((img.len() as u64).to_le_bytes());
             h.update(img.as_bytes());
+        }
+        // Only a tool loop's turns add these, so every plain call keeps the key it had.
+        if !self.tools.is_empty() || !self.history.is_empty() {
+            h.update(b"tools");
+            for field in [&self.tools, &self.history] {
+                h.update((field.len() as u64).to_le_bytes());
+                h.update(field.as_bytes());
+            }
         }
         let digest = h.finalize();
         digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -151,6 +165,12 @@ impl Cassette {
             if e.material.images != m.images {
                 diff.push("images");
             }
+            if e.material.tools != m.tools {
+                diff.push("tool definitions");
+            }
+            if e.material.history != m.history {
+                diff.push("tool results so far");
+            }
             if best.as_ref().is_none_or(|b| diff.len() < b.len()) {
                 best = Some(diff);
             }
@@ -201,6 +221,8 @@ mod tests {
             prompt: prompt.into(),
             data: data.into(),
             images: vec![],
+            tools: String::new(),
+            history: String::new(),
         }
     }
 

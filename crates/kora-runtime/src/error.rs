@@ -29,6 +29,8 @@ pub mod codes {
     // Tests, mocks and evaluation (E1200–E1249).
     pub const MOCK_MISMATCH: &str = "E1201";
     pub const MOCK_VALUE: &str = "E1202";
+    // Tool loops (E1300–E1319).
+    pub const NOT_A_TOOL: &str = "E1301";
 }
 
 /// One frame of a Kora stack trace.

@@ -92,6 +92,8 @@ pub struct Interp<'io> {
     pub(crate) mocks: Vec<crate::mock::Mock>,
     /// Where spans go, when a tracer is attached (see `trace.rs`).
     pub(crate) tracing: Option<crate::trace::Tracing<'io>>,
+    /// Active `with context(...)` blocks, innermost last (see `context_fence.rs`).
+    pub(crate) fences: Vec<crate::context_fence::Fence>,
 }
 
 impl<'io> Interp<'io> {
@@ -125,6 +127,7 @@ impl<'io> Interp<'io> {
             host: None,
             mocks: Vec::new(),
             tracing: None,
+            fences: Vec::new(),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod cassette;
 pub mod compare;
 pub mod config;
 pub mod conform;
+pub mod context_fence;
 pub mod debug;
 pub mod effect;
 pub mod error;
@@ -29,6 +30,8 @@ mod model_span;
 pub mod pricing;
 pub mod report;
 pub mod stdlib;
+mod tool_loop;
+mod tool_span;
 pub mod trace;
 pub mod value;
 

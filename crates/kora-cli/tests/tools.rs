@@ -433,3 +433,39 @@ fn the_checker_refuses_what_a_tool_loop_cannot_run() {
         assert!(r.stderr.contains(code), "{code}: {}", r.stderr);
     }
 }
+
+/// Re-records `examples/10_tools.cassette.json` against the fake provider, scripted turn by
+/// turn. Run by hand after changing the example: `cargo test -p kora-cli --test tools -- --ignored`.
+#[test]
+#[ignore]
+fn record_example_10_cassette() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let fake = FakeProvider::start();
+    let answer = |v: Value| Behaviour::AnswerWithUsage(json!({"ok": v, "uncertain": null}).to_string(), 420, 60);
+    fake.push(tool_call("lookup_order", json!({"order_id": "a-100 "})));
+    fake.push(tool_call("refund_policy", json!({"days_since_delivery": 12})));
+    fake.push(answer(json!({"order_id": "A-100", "amount": 39.5, "approve": true,
+        "reason": "delivered 12 days ago, within the 30-day full refund window"})));
+    fake.push(tool_call("lookup_order", json!({"order_id": "A-200"})));
+    fake.push(tool_call("refund_policy", json!({"days_since_delivery": 45})));
+    fake.push(answer(json!({"order_id": "A-200", "amount": 0.0, "approve": false,
+        "reason": "delivered 45 days ago: store credit only, with a 10% voucher"})));
+    let src = std::fs::read_to_string(root.join("10_tools.ko")).expect("example");
+    let d = std::env::temp_dir().join(format!("kora-tools-{}-record10", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    std::fs::write(
+        d.join("kora.toml"),
+        format!("[models]\ndefault = {{ name = \"gpt-4o-mini\", endpoint = \"{}\" }}\n", fake.openai_endpoint()),
+    )
+    .expect("kora.toml");
+    std::fs::write(d.join("10_tools.ko"), src).expect("program");
+    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
+        .args(["run", "--record"])
+        .arg(d.join("10_tools.ko"))
+        .output()
+        .expect("kora runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::copy(d.join("10_tools.cassette.json"), root.join("10_tools.cassette.json"))
+        .expect("cassette copied");
+}

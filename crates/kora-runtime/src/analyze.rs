@@ -121,8 +121,8 @@ impl Interp<'_> {
             prompt: prompt.clone(),
             data: data_text.clone(),
             images: Vec::new(),
-            tools: String::new(),
-            history: String::new(),
+            tools: Json::Null,
+            history: Json::Null,
         };
         if call.tools.is_some() {
             return self.tool_loop(call, entry, material, obs);

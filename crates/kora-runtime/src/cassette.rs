@@ -33,12 +33,12 @@ pub struct KeyMaterial {
     pub data: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<String>,
-    /// A tool loop's turn: the tool definitions offered (JSON text).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub tools: String,
-    /// A tool loop's turn: the exchanges sent with it (JSON text), after the context fence.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub history: String,
+    /// A tool loop's turn: the tool definitions offered.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub tools: serde_json::Value,
+    /// A tool loop's turn: the exchanges sent with it, after the context fence.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub history: serde_json::Value,
 }
 
 impl KeyMaterial {
@@ -54,9 +54,10 @@ impl KeyMaterial {
             h.update(img.as_bytes());
         }
         // Only a tool loop's turns add these, so every plain call keeps the key it had.
-        if !self.tools.is_empty() || !self.history.is_empty() {
+        // Their JSON text is canonical: serde_json's maps keep keys sorted.
+        if !self.tools.is_null() || !self.history.is_null() {
             h.update(b"tools");
-            for field in [&self.tools, &self.history] {
+            for field in [self.tools.to_string(), self.history.to_string()] {
                 h.update((field.len() as u64).to_le_bytes());
                 h.update(field.as_bytes());
             }
@@ -221,8 +222,8 @@ mod tests {
             prompt: prompt.into(),
             data: data.into(),
             images: vec![],
-            tools: String::new(),
-            history: String::new(),
+            tools: serde_json::Value::Null,
+            history: serde_json::Value::Null,
         }
     }
 

@@ -139,8 +139,7 @@ impl Interp<'_> {
                 .iter()
                 .map(|t| json!({"name": t.name, "description": t.description, "parameters": kora_models::json_schema(&t.parameters)}))
                 .collect(),
-        )
-        .to_string();
+        );
         let fence = self.context_fence();
         let base = base_tokens(&entry, &req);
         let (settings, mode, max_turns) = match self.models.as_ref() {
@@ -170,7 +169,7 @@ impl Interp<'_> {
             };
             let turn_material = KeyMaterial {
                 tools: tools_text.clone(),
-                history: serde_json::to_string(&history_json(&req.history)).unwrap_or_default(),
+                history: history_json(&req.history),
                 ..material.clone()
             };
             let key = turn_material.key();

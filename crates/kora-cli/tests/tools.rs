@@ -469,3 +469,56 @@ fn record_example_10_cassette() {
     std::fs::copy(d.join("10_tools.cassette.json"), root.join("10_tools.cassette.json"))
         .expect("cassette copied");
 }
+
+#[test]
+fn the_trace_has_a_span_per_tool_call_saying_what_ran() {
+    let fake = FakeProvider::start();
+    fake.push(Behaviour::ToolCalls(vec![
+        ("temperature".into(), json!({"city": "Paris"})),
+        ("temperature".into(), json!({"city": "Oslo"})),
+        ("temperature".into(), json!({"city": 3})),
+    ]));
+    fake.push(Behaviour::Answer(FINAL.into()));
+    let call = r#"w: Result[Weather] = analyze("Paris", "What is the weather?", tools=[temperature])
+    on tool_call(name, args):
+        if args["city"] == "Oslo":
+            return "no sensor there"
+        args["city"] = "Lyon""#;
+    let d = setup("trace", &fake, "openai", "", &program(call));
+    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
+        .args(["run", "main.ko"])
+        .current_dir(&d)
+        .output()
+        .expect("kora runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = d.join(".kora/traces");
+    let file = std::fs::read_dir(&dir)
+        .expect("traces written")
+        .filter_map(Result::ok)
+        .next()
+        .expect("one trace")
+        .path();
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("trace")).expect("json");
+    let mut tools = Vec::new();
+    for rs in trace["resourceSpans"].as_array().into_iter().flatten() {
+        for ss in rs["scopeSpans"].as_array().into_iter().flatten() {
+            for s in ss["spans"].as_array().into_iter().flatten() {
+                if s["name"].as_str().is_some_and(|n| n.starts_with("execute_tool")) {
+                    let attrs: Vec<String> = s["attributes"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|a| format!("{}={}", a["key"].as_str().unwrap_or(""), a["value"]))
+                        .collect();
+                    tools.push(attrs.join(" "));
+                }
+            }
+        }
+    }
+    assert_eq!(tools.len(), 3, "{tools:?}");
+    assert!(tools[0].contains("kora.tool.outcome={\"stringValue\":\"ran\"}"), "{}", tools[0]);
+    assert!(tools[0].contains("kora.tool.args_rewritten"), "{}", tools[0]);
+    assert!(tools[1].contains("\"skipped\""), "{}", tools[1]);
+    assert!(tools[2].contains("\"bad_arguments\""), "{}", tools[2]);
+}

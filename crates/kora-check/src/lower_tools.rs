@@ -35,7 +35,9 @@ impl Lowerer<'_> {
                     h.event.span,
                 )
                 .with_label("this statement makes no model call")
-                .with_help("attach the handler to the statement that calls `analyze(..., tools=[...])`"),
+                .with_help(
+                    "attach the handler to the statement that calls `analyze(..., tools=[...])`",
+                ),
             );
         }
     }
@@ -112,7 +114,9 @@ impl Lowerer<'_> {
                     span,
                 )
                 .with_label("the answer here would be plain text")
-                .with_help("annotate the assignment: `r: Result[Answer] = analyze(..., tools=[...])`"),
+                .with_help(
+                    "annotate the assignment: `r: Result[Answer] = analyze(..., tools=[...])`",
+                ),
             );
         }
         let hs = std::mem::take(&mut self.pending_handlers);
@@ -159,7 +163,11 @@ impl Lowerer<'_> {
                         h.span,
                     )
                     .with_label("wrong number of names")
-                    .with_help(format!("write `on {}({}):`", h.event.name, params.join(", "))),
+                    .with_help(format!(
+                        "write `on {}({}):`",
+                        h.event.name,
+                        params.join(", ")
+                    )),
                 );
                 continue;
             }
@@ -237,9 +245,7 @@ impl Lowerer<'_> {
             match name {
                 "max_input_tokens" => max_input = Some(x),
                 "reserve_output_tokens" => reserve = Some(x),
-                other => {
-                    self.bad_context_arg(a.span, &format!("`with context` has no `{other}=`"))
-                }
+                other => self.bad_context_arg(a.span, &format!("`with context` has no `{other}=`")),
             }
         }
         let b = self.block(body);

@@ -201,7 +201,11 @@ fn a_replacement_of_the_wrong_type_is_a_runtime_error() {
     let d = setup("badreplace", &fake, "openai", "", &program(call));
     let r = kora(&d, &["run"]);
     assert_eq!(r.code, 1, "{}", r.stdout);
-    assert!(r.stderr.contains("`on tool_result` gave `temperature`"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("`on tool_result` gave `temperature`"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -337,9 +341,15 @@ fn the_context_fence_drops_the_oldest_exchange_first() {
     assert_eq!(pages(&reqs[2]), vec!["page 1", "page 2"]);
     // Three exchanges do not fit: the oldest goes, whole; the prompt and data stay.
     assert_eq!(pages(&reqs[3]), vec!["page 2", "page 3"]);
-    assert_eq!(sent_arguments(&reqs[3]), vec![json!({"n": 2}), json!({"n": 3})]);
+    assert_eq!(
+        sent_arguments(&reqs[3]),
+        vec![json!({"n": 2}), json!({"n": 3})]
+    );
     let user = &reqs[3].messages()[1];
-    assert!(user["content"].as_str().unwrap_or("").contains("Summarize the report."));
+    assert!(user["content"]
+        .as_str()
+        .unwrap_or("")
+        .contains("Summarize the report."));
 }
 
 #[test]
@@ -369,7 +379,8 @@ match t:
     let r = kora(&d, &["run"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
-        r.stdout.starts_with("context: the prompt, data and tool definitions need about "),
+        r.stdout
+            .starts_with("context: the prompt, data and tool definitions need about "),
         "{}",
         r.stdout
     );
@@ -382,7 +393,8 @@ fn a_tool_loop_records_and_replays_turn_by_turn() {
     let fake = FakeProvider::start();
     fake.push(tool_call("temperature", json!({"city": "Paris"})));
     fake.push(Behaviour::Answer(FINAL.into()));
-    let call = r#"w: Result[Weather] = analyze("Paris", "What is the weather?", tools=[temperature])"#;
+    let call =
+        r#"w: Result[Weather] = analyze("Paris", "What is the weather?", tools=[temperature])"#;
     let d = setup("cassette", &fake, "openai", "", &program(call));
     let r = kora(&d, &["run", "--record"]);
     assert_eq!(r.stdout, "tool ran for Paris\nParis 21\n", "{}", r.stderr);
@@ -401,7 +413,11 @@ fn a_tool_loop_records_and_replays_turn_by_turn() {
     let r = kora(&d, &["run", "--replay"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("turn 2 of the tool loop"), "{}", r.stderr);
-    assert!(r.stderr.contains("tool results so far differ"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("tool results so far differ"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -441,22 +457,37 @@ fn the_checker_refuses_what_a_tool_loop_cannot_run() {
 fn record_example_10_cassette() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let fake = FakeProvider::start();
-    let answer = |v: Value| Behaviour::AnswerWithUsage(json!({"ok": v, "uncertain": null}).to_string(), 420, 60);
+    let answer = |v: Value| {
+        Behaviour::AnswerWithUsage(json!({"ok": v, "uncertain": null}).to_string(), 420, 60)
+    };
     fake.push(tool_call("lookup_order", json!({"order_id": "a-100 "})));
-    fake.push(tool_call("refund_policy", json!({"days_since_delivery": 12})));
-    fake.push(answer(json!({"order_id": "A-100", "amount": 39.5, "approve": true,
-        "reason": "delivered 12 days ago, within the 30-day full refund window"})));
+    fake.push(tool_call(
+        "refund_policy",
+        json!({"days_since_delivery": 12}),
+    ));
+    fake.push(answer(
+        json!({"order_id": "A-100", "amount": 39.5, "approve": true,
+        "reason": "delivered 12 days ago, within the 30-day full refund window"}),
+    ));
     fake.push(tool_call("lookup_order", json!({"order_id": "A-200"})));
-    fake.push(tool_call("refund_policy", json!({"days_since_delivery": 45})));
-    fake.push(answer(json!({"order_id": "A-200", "amount": 0.0, "approve": false,
-        "reason": "delivered 45 days ago: store credit only, with a 10% voucher"})));
+    fake.push(tool_call(
+        "refund_policy",
+        json!({"days_since_delivery": 45}),
+    ));
+    fake.push(answer(
+        json!({"order_id": "A-200", "amount": 0.0, "approve": false,
+        "reason": "delivered 45 days ago: store credit only, with a 10% voucher"}),
+    ));
     let src = std::fs::read_to_string(root.join("10_tools.ko")).expect("example");
     let d = std::env::temp_dir().join(format!("kora-tools-{}-record10", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     std::fs::write(
         d.join("kora.toml"),
-        format!("[models]\ndefault = {{ name = \"gpt-4o-mini\", endpoint = \"{}\" }}\n", fake.openai_endpoint()),
+        format!(
+            "[models]\ndefault = {{ name = \"gpt-4o-mini\", endpoint = \"{}\" }}\n",
+            fake.openai_endpoint()
+        ),
     )
     .expect("kora.toml");
     std::fs::write(d.join("10_tools.ko"), src).expect("program");
@@ -465,9 +496,16 @@ fn record_example_10_cassette() {
         .arg(d.join("10_tools.ko"))
         .output()
         .expect("kora runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    std::fs::copy(d.join("10_tools.cassette.json"), root.join("10_tools.cassette.json"))
-        .expect("cassette copied");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::copy(
+        d.join("10_tools.cassette.json"),
+        root.join("10_tools.cassette.json"),
+    )
+    .expect("cassette copied");
 }
 
 #[test]
@@ -490,7 +528,11 @@ fn the_trace_has_a_span_per_tool_call_saying_what_ran() {
         .current_dir(&d)
         .output()
         .expect("kora runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let dir = d.join(".kora/traces");
     let file = std::fs::read_dir(&dir)
         .expect("traces written")
@@ -504,7 +546,10 @@ fn the_trace_has_a_span_per_tool_call_saying_what_ran() {
     for rs in trace["resourceSpans"].as_array().into_iter().flatten() {
         for ss in rs["scopeSpans"].as_array().into_iter().flatten() {
             for s in ss["spans"].as_array().into_iter().flatten() {
-                if s["name"].as_str().is_some_and(|n| n.starts_with("execute_tool")) {
+                if s["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("execute_tool"))
+                {
                     let attrs: Vec<String> = s["attributes"]
                         .as_array()
                         .into_iter()
@@ -517,8 +562,16 @@ fn the_trace_has_a_span_per_tool_call_saying_what_ran() {
         }
     }
     assert_eq!(tools.len(), 3, "{tools:?}");
-    assert!(tools[0].contains("kora.tool.outcome={\"stringValue\":\"ran\"}"), "{}", tools[0]);
-    assert!(tools[0].contains("kora.tool.args_rewritten"), "{}", tools[0]);
+    assert!(
+        tools[0].contains("kora.tool.outcome={\"stringValue\":\"ran\"}"),
+        "{}",
+        tools[0]
+    );
+    assert!(
+        tools[0].contains("kora.tool.args_rewritten"),
+        "{}",
+        tools[0]
+    );
     assert!(tools[1].contains("\"skipped\""), "{}", tools[1]);
     assert!(tools[2].contains("\"bad_arguments\""), "{}", tools[2]);
 }

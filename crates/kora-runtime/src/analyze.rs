@@ -131,7 +131,10 @@ impl Interp<'_> {
             return Ok(failed);
         }
         let Some(models) = self.models.as_mut() else {
-            return Err(RtError::new(codes::CONFIG, "model calls are not set up for this run"));
+            return Err(RtError::new(
+                codes::CONFIG,
+                "model calls are not set up for this run",
+            ));
         };
         let key = material.key();
         let typed = call.expect != Ty::Str;

@@ -141,7 +141,10 @@ pub fn fit(fence: &Fence, base: u64, history: &[Turn]) -> Fit {
         }
     }
     let dropped = ex.len() - kept;
-    let history = ex[dropped..].iter().flat_map(|e| e.iter().cloned()).collect();
+    let history = ex[dropped..]
+        .iter()
+        .flat_map(|e| e.iter().cloned())
+        .collect();
     Fit::Send { history, dropped }
 }
 
@@ -178,13 +181,10 @@ impl Interp<'_> {
 
     /// The tightest active fence: nested blocks can only narrow what an outer one allows.
     pub(crate) fn context_fence(&self) -> Option<Fence> {
-        self.fences.iter().copied().reduce(|a, b| {
-            if b.room() < a.room() {
-                b
-            } else {
-                a
-            }
-        })
+        self.fences
+            .iter()
+            .copied()
+            .reduce(|a, b| if b.room() < a.room() { b } else { a })
     }
 
     pub(crate) fn exec_context(
@@ -193,17 +193,15 @@ impl Interp<'_> {
         reserve: Option<&kora_check::hir::Expr>,
         body: &[kora_check::hir::Stmt],
     ) -> crate::error::RtResult<crate::interp::Flow> {
-        let count = |me: &mut Self, e: &kora_check::hir::Expr, what: &str| {
-            match me.eval(e)? {
-                crate::value::Value::Int(n) if n >= 0 => Ok(n as u64),
-                other => Err(crate::error::RtError::new(
-                    crate::error::codes::VALUE,
-                    format!(
-                        "`with context({what}=...)` takes a whole number of tokens, 0 or more, got {}",
-                        crate::conform::describe(&me.prog, &other)
-                    ),
-                )),
-            }
+        let count = |me: &mut Self, e: &kora_check::hir::Expr, what: &str| match me.eval(e)? {
+            crate::value::Value::Int(n) if n >= 0 => Ok(n as u64),
+            other => Err(crate::error::RtError::new(
+                crate::error::codes::VALUE,
+                format!(
+                    "`with context({what}=...)` takes a whole number of tokens, 0 or more, got {}",
+                    crate::conform::describe(&me.prog, &other)
+                ),
+            )),
         };
         let max_input = count(self, max_input, "max_input_tokens")?;
         let reserve_output = match reserve {
@@ -265,7 +263,9 @@ mod tests {
             Fit::Send { history, dropped } => {
                 assert_eq!(dropped, 1);
                 assert_eq!(history.len(), 4);
-                assert!(matches!(&history[0], Turn::Assistant { tool_calls, .. } if tool_calls[0].id == "b"));
+                assert!(
+                    matches!(&history[0], Turn::Assistant { tool_calls, .. } if tool_calls[0].id == "b")
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -277,10 +277,7 @@ mod tests {
             max_input: 100,
             reserve_output: 60,
         };
-        assert_eq!(
-            fit(&fence, 41, &[]),
-            Fit::BaseTooBig { need: 41, room: 40 }
-        );
+        assert_eq!(fit(&fence, 41, &[]), Fit::BaseTooBig { need: 41, room: 40 });
         assert!(matches!(
             fit(&fence, 30, &exchange("a", 200)),
             Fit::NewestTooBig { room: 40, .. }

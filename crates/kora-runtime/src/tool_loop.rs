@@ -108,7 +108,11 @@ impl Interp<'_> {
                     fields,
                 },
             };
-            out.push(ToolDecl { value: v, def, spec });
+            out.push(ToolDecl {
+                value: v,
+                def,
+                spec,
+            });
         }
         Ok(out)
     }
@@ -144,7 +148,12 @@ impl Interp<'_> {
         let base = base_tokens(&entry, &req);
         let (settings, mode, max_turns) = match self.models.as_ref() {
             Some(m) => (m.config.settings.clone(), m.mode, m.config.tool_turns()),
-            None => return Err(RtError::new(codes::CONFIG, "model calls are not set up for this run")),
+            None => {
+                return Err(RtError::new(
+                    codes::CONFIG,
+                    "model calls are not set up for this run",
+                ))
+            }
         };
         let mut history: Vec<Turn> = Vec::new();
         let mut recorded: Vec<Entry> = Vec::new();
@@ -153,7 +162,10 @@ impl Interp<'_> {
             // The fence decides what this turn carries; the history itself keeps everything.
             req.history = match fence.map(|f| fit(&f, base, &history)) {
                 None => history.clone(),
-                Some(Fit::Send { history: h, dropped }) => {
+                Some(Fit::Send {
+                    history: h,
+                    dropped,
+                }) => {
                     obs.dropped_exchanges = obs.dropped_exchanges.max(dropped);
                     h
                 }
@@ -204,7 +216,10 @@ impl Interp<'_> {
                             obs.output_tokens += failure.usage.output_tokens;
                             obs.failure = Some(failure.cause.clone());
                             obs.attempts.extend(failure.attempt_log);
-                            return Ok(Value::outcome(OutcomeTag::Failed, Value::str(failure.cause)));
+                            return Ok(Value::outcome(
+                                OutcomeTag::Failed,
+                                Value::str(failure.cause),
+                            ));
                         }
                         Ok(r) => r,
                     };
@@ -213,12 +228,16 @@ impl Interp<'_> {
                     obs.output_tokens += reply.usage.output_tokens;
                     obs.attempts.extend(std::mem::take(&mut reply.attempts));
                     let j = if reply.tool_calls.is_empty() {
-                        match kora_models::decode_outcome(&reply.content, &shape, entry.structured) {
+                        match kora_models::decode_outcome(&reply.content, &shape, entry.structured)
+                        {
                             Decoded::Ok(v) => json!({ "ok": v }),
                             Decoded::Uncertain(r) => json!({ "uncertain": r }),
                             Decoded::Mismatch(path) => {
                                 obs.failure = Some(format!("schema: {path}"));
-                                return Ok(Value::outcome(OutcomeTag::Failed, Value::str(format!("schema: {path}"))));
+                                return Ok(Value::outcome(
+                                    OutcomeTag::Failed,
+                                    Value::str(format!("schema: {path}")),
+                                ));
                             }
                         }
                     } else {
@@ -256,19 +275,29 @@ impl Interp<'_> {
                 return Ok(Value::outcome(OutcomeTag::Failed, Value::str(why)));
             }
             let calls: Vec<ToolCall> = calls.iter().filter_map(call_from_json).collect();
-            let content = answer.get("content").and_then(Json::as_str).unwrap_or("").to_string();
+            let content = answer
+                .get("content")
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_string();
             let mut actual = Vec::with_capacity(calls.len());
             let mut results = Vec::with_capacity(calls.len());
             for tc in &calls {
                 let ran = self.run_tool_call(call, &tools, tc, obs)?;
-                actual.push(ToolCall { arguments: ran.args, ..tc.clone() });
+                actual.push(ToolCall {
+                    arguments: ran.args,
+                    ..tc.clone()
+                });
                 results.push(Turn::ToolResult {
                     call_id: tc.id.clone(),
                     name: tc.name.clone(),
                     result: ran.result,
                 });
             }
-            history.push(Turn::Assistant { content, tool_calls: actual });
+            history.push(Turn::Assistant {
+                content,
+                tool_calls: actual,
+            });
             history.extend(results);
         }
     }
@@ -322,8 +351,12 @@ impl Interp<'_> {
                     seen.outcome = "skipped";
                     seen.end = SystemTime::now();
                     obs.tools.push(seen);
-                    let result = to_json(&self.prog, &text).map_err(|m| RtError::new(codes::TYPE, m))?;
-                    return Ok(Ran { args: original, result });
+                    let result =
+                        to_json(&self.prog, &text).map_err(|m| RtError::new(codes::TYPE, m))?;
+                    return Ok(Ran {
+                        args: original,
+                        result,
+                    });
                 }
                 (None, slots) => {
                     if let Some(a) = slots.get(1) {
@@ -346,7 +379,9 @@ impl Interp<'_> {
                     }
                 }
             }
-            if tool.def.ret.is_known() && !crate::conform::conforms(&self.prog, &result, &tool.def.ret) {
+            if tool.def.ret.is_known()
+                && !crate::conform::conforms(&self.prog, &result, &tool.def.ret)
+            {
                 return Err(RtError::new(
                     codes::TYPE,
                     format!(
@@ -362,7 +397,10 @@ impl Interp<'_> {
         let result = to_json(&self.prog, &result).map_err(|m| RtError::new(codes::TYPE, m))?;
         seen.end = SystemTime::now();
         obs.tools.push(seen);
-        Ok(Ran { args: args_json, result })
+        Ok(Ran {
+            args: args_json,
+            result,
+        })
     }
 
     /// The model's arguments read into the tool's parameter types, in parameter order.
@@ -380,8 +418,9 @@ impl Interp<'_> {
             let pname = self.prog.name(p.name);
             match m.get(pname) {
                 Some(v) => {
-                    let val = from_json(&self.prog, v, &p.ty)
-                        .map_err(|path| format!("argument `{pname}`: {}", path.replacen('$', pname, 1)))?;
+                    let val = from_json(&self.prog, v, &p.ty).map_err(|path| {
+                        format!("argument `{pname}`: {}", path.replacen('$', pname, 1))
+                    })?;
                     d.insert(Key(Value::str(pname)), val);
                 }
                 None if p.default.is_some() => {}
@@ -396,18 +435,33 @@ impl Interp<'_> {
         let Value::Dict(d) = args else {
             return Err(RtError::new(
                 codes::TYPE,
-                format!("`on tool_call` left `args` as {}, not a dict", crate::conform::describe(&self.prog, args)),
+                format!(
+                    "`on tool_call` left `args` as {}, not a dict",
+                    crate::conform::describe(&self.prog, args)
+                ),
             ));
         };
         let mut out = Vec::new();
         for (k, v) in d.borrow().iter() {
             let Value::Str(s) = &k.0 else {
-                return Err(RtError::new(codes::TYPE, "`args` keys must be parameter names (`str`)"));
+                return Err(RtError::new(
+                    codes::TYPE,
+                    "`args` keys must be parameter names (`str`)",
+                ));
             };
-            let Some(p) = tool.def.params.iter().find(|p| self.prog.name(p.name) == s.as_str()) else {
+            let Some(p) = tool
+                .def
+                .params
+                .iter()
+                .find(|p| self.prog.name(p.name) == s.as_str())
+            else {
                 return Err(RtError::new(
                     codes::ARGUMENTS,
-                    format!("`on tool_call` passed `{}`, which `{}` does not take", s.as_str(), tool.spec.name),
+                    format!(
+                        "`on tool_call` passed `{}`, which `{}` does not take",
+                        s.as_str(),
+                        tool.spec.name
+                    ),
                 ));
             };
             out.push((p.name, v.clone()));
@@ -417,7 +471,11 @@ impl Interp<'_> {
 
     /// Runs a handler body in the current frame. Returns what its `return` gave, if it
     /// returned, and the parameters' values when it finished (it may have rebound them).
-    fn run_handler(&mut self, h: &ToolHandler, vals: Vec<Value>) -> RtResult<(Option<Value>, Vec<Value>)> {
+    fn run_handler(
+        &mut self,
+        h: &ToolHandler,
+        vals: Vec<Value>,
+    ) -> RtResult<(Option<Value>, Vec<Value>)> {
         for (t, v) in h.params.iter().zip(vals) {
             self.assign(t, v)?;
         }
@@ -465,10 +523,17 @@ fn history_json(history: &[Turn]) -> Json {
         history
             .iter()
             .map(|t| match t {
-                Turn::Assistant { content, tool_calls } => {
+                Turn::Assistant {
+                    content,
+                    tool_calls,
+                } => {
                     json!({"content": content, "tool_calls": calls_json(tool_calls)})
                 }
-                Turn::ToolResult { call_id, name, result } => {
+                Turn::ToolResult {
+                    call_id,
+                    name,
+                    result,
+                } => {
                     json!({"call_id": call_id, "name": name, "result": result})
                 }
             })

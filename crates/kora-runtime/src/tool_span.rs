@@ -23,7 +23,11 @@ pub(crate) fn report(sink: &mut dyn Tracer, parent: SpanId, obs: &ModelObs) {
             Some(parent),
             t.start,
         );
-        sink.attr(id, "gen_ai.operation.name", AttrValue::Static("execute_tool"));
+        sink.attr(
+            id,
+            "gen_ai.operation.name",
+            AttrValue::Static("execute_tool"),
+        );
         sink.attr(id, "gen_ai.tool.name", AttrValue::Str(name.to_string()));
         sink.attr(id, "kora.tool.outcome", AttrValue::Static(t.outcome));
         if t.rewritten_args {

@@ -235,6 +235,20 @@ mod tests {
     }
 
     #[test]
+    fn tool_material_keys_tool_turns_only() {
+        let plain = m("p", "d");
+        let mut first = m("p", "d");
+        first.history = serde_json::json!([]);
+        let mut second = first.clone();
+        second.history = serde_json::json!([{"name": "t", "result": 1}]);
+        assert_ne!(plain.key(), first.key());
+        assert_ne!(first.key(), second.key());
+        // A plain call's JSON has no tool fields, so cassettes written before tool loops read back.
+        let j = serde_json::to_value(&plain).expect("json");
+        assert!(j.get("tools").is_none() && j.get("history").is_none());
+    }
+
+    #[test]
     fn miss_names_what_differs() {
         let dir = std::env::temp_dir().join(format!("kora-cassette-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&dir);

@@ -30,6 +30,7 @@ mod model_span;
 pub mod pricing;
 pub mod report;
 pub mod stdlib;
+mod tool_call;
 mod tool_loop;
 mod tool_span;
 pub mod trace;

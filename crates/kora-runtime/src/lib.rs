@@ -22,6 +22,7 @@ pub mod format;
 pub mod index;
 pub mod interp;
 pub mod iter;
+pub mod journal;
 pub mod json_value;
 mod matching;
 pub mod methods;

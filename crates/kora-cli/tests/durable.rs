@@ -100,18 +100,16 @@ fn check_world(d: &Path, shown: &str, ctx: &str) {
 
 /// Resumes until the run ends; returns everything shown, or the refusal of an unknown write.
 fn resume_to_end(d: &Path, id: &str, mut shown: String, ctx: &str) -> Result<String, String> {
-    for _ in 0..5 {
-        let out = kora(d, &["run", "--resume", id], None);
-        shown.push_str(&text(&out.stdout));
-        match out.status.code() {
-            Some(0) => return Ok(shown),
-            Some(1) if text(&out.stderr).contains("whether it happened is unknown") => {
-                return Err(text(&out.stderr))
-            }
-            code => panic!("{ctx}: resume exited {code:?}:\n{}", text(&out.stderr)),
+    // One resume either finishes the run or refuses an unknown write; anything else is a bug.
+    let out = kora(d, &["run", "--resume", id], None);
+    shown.push_str(&text(&out.stdout));
+    match out.status.code() {
+        Some(0) => Ok(shown),
+        Some(1) if text(&out.stderr).contains("whether it happened is unknown") => {
+            Err(text(&out.stderr))
         }
+        code => panic!("{ctx}: resume exited {code:?}:\n{}", text(&out.stderr)),
     }
-    panic!("{ctx}: the run did not finish after five resumes")
 }
 
 /// How many journal appends an uninterrupted run makes.

@@ -308,3 +308,29 @@ fn a_second_resume_of_a_running_run_fails_at_once() {
         text(&second.stderr)
     );
 }
+
+#[test]
+fn a_read_that_sees_a_changed_world_stops_the_resume_by_name() {
+    let d = dir("reads");
+    std::fs::write(d.join("in.txt"), "first").expect("input");
+    std::fs::write(
+        d.join("read.ko"),
+        "use fs\nuse random\n\ndef main() -> None:\n    text: str = fs.read(\"in.txt\") else:\n        return\n    print(text, random.random() >= 0.0)\n\nmain()\n",
+    )
+    .expect("program");
+    // Appends: status, the read's outcome, then the draw: stop before the draw is recorded.
+    let first = kora(
+        &d,
+        &["run", "--durable", "--run-id", "r", "read.ko"],
+        Some("3"),
+    );
+    assert_ne!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    std::fs::write(d.join("in.txt"), "changed").expect("input");
+    let out = kora(&d, &["run", "--resume", "r"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("fs.read") && err.contains("read something different"),
+        "{err}"
+    );
+}

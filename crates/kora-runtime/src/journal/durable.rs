@@ -114,18 +114,7 @@ impl Run {
         std::fs::rename(&tmp, &path).map_err(io)?;
         let whole = header.line().len() as u64;
         let writer = Writer::open(&path, whole).map_err(io)?;
-        let run = Run {
-            id: id.to_string(),
-            dir,
-            past: fold(&[]),
-            writer,
-            unsynced: AtomicU64::new(0),
-            broken: Mutex::new(None),
-            _lock: lock,
-        };
-        run.status("running", "");
-        run.check()?;
-        Ok(Arc::new(run))
+        Run::open(id, dir, fold(&[]), writer, lock, "")
     }
 
     /// Opens an existing run to continue it; `digest` is checked by the caller against the header.
@@ -158,16 +147,28 @@ impl Run {
         }
         let writer = Writer::open(&path, loaded.whole)
             .map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
+        Run::open(id, dir, fold(&loaded.records), writer, lock, "resumed")
+    }
+
+    /// The run, marked running (synced) before any effect of this process.
+    fn open(
+        id: &str,
+        dir: PathBuf,
+        past: Folded,
+        writer: Writer,
+        lock: RunLock,
+        how: &str,
+    ) -> Result<Arc<Run>, RunError> {
         let run = Run {
             id: id.to_string(),
             dir,
-            past: fold(&loaded.records),
+            past,
             writer,
             unsynced: AtomicU64::new(0),
             broken: Mutex::new(None),
             _lock: lock,
         };
-        run.status("running", "resumed");
+        run.status("running", how);
         run.check()?;
         Ok(Arc::new(run))
     }

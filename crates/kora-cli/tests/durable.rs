@@ -112,20 +112,22 @@ fn resume_to_end(d: &Path, id: &str, mut shown: String, ctx: &str) -> Result<Str
     }
 }
 
-/// How many journal appends an uninterrupted run makes.
-fn appends_of_a_clean_run() -> usize {
+/// How many journal appends an uninterrupted run makes, and how long it took.
+fn appends_of_a_clean_run() -> (usize, Duration) {
     let d = dir("clean");
+    let start = std::time::Instant::now();
     let out = kora(&d, &["run", "--durable", "--run-id", "c", "prog.ko"], None);
+    let took = start.elapsed();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     check_world(&d, &text(&out.stdout), "clean run");
     let journal = std::fs::read_to_string(d.join(".kora/runs/c/journal.jsonl")).expect("journal");
     // The header goes in by rename, not by an append.
-    journal.lines().count() - 1
+    (journal.lines().count() - 1, took)
 }
 
 #[test]
 fn killed_at_every_append_and_at_random_resumes_exactly_once() {
-    let appends = appends_of_a_clean_run();
+    let (appends, run_time) = appends_of_a_clean_run();
     assert!(
         appends > 3 * ROWS as usize,
         "the journal records each effect"
@@ -163,10 +165,16 @@ fn killed_at_every_append_and_at_random_resumes_exactly_once() {
             }
         }
     }
-    // Random SIGKILLs, each run killed again on its first resume too.
+    // Random SIGKILLs, each run killed again on its first resume too, until 200 kills in all.
+    // The delay is drawn below how long a whole run took just now, so most kills land
+    // mid-run whatever the machine's load; a kill after the end does not count.
     let mut rng = fastrand::Rng::with_seed(0x6b6f7261);
     let d = dir("random");
-    for round in 0..100 {
+    let window = run_time.as_micros().max(2_000) as u64;
+    for round in 0..1000 {
+        if kills >= 200 {
+            break;
+        }
         let ctx = format!("random kill round {round}");
         let _ = std::fs::remove_dir_all(d.join(".kora"));
         let _ = std::fs::remove_file(d.join("rows.db"));
@@ -180,7 +188,7 @@ fn killed_at_every_append_and_at_random_resumes_exactly_once() {
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("kora starts");
-            std::thread::sleep(Duration::from_micros(rng.u64(0..25_000)));
+            std::thread::sleep(Duration::from_micros(rng.u64(0..window)));
             let _ = child.kill();
             let out = child.wait_with_output().expect("kora ends");
             shown.push_str(&text(&out.stdout));

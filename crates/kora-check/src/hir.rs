@@ -5,7 +5,7 @@
 //! attribute and method names are interned `Sym`s, builtins are `BuiltinId`s.
 
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use kora_syntax::ast::{BinOp, BoolOp, CmpOp, FuncKind, UnaryOp};
 use kora_syntax::Span;
@@ -59,13 +59,13 @@ pub struct Module {
     pub path: PathBuf,
     /// The path as the user should see it in messages.
     pub display: String,
-    pub source: Rc<str>,
+    pub source: Arc<str>,
     /// Names of the module's global slots, for `m.name` and the debugger.
     pub globals: Vec<String>,
     /// The module's top level, run once per run.
-    pub body: Rc<Function>,
+    pub body: Arc<Function>,
     /// `test "name":` blocks, run by `kora test` only.
-    pub tests: Vec<(String, Rc<Function>)>,
+    pub tests: Vec<(String, Arc<Function>)>,
 }
 
 #[derive(Debug)]
@@ -161,7 +161,7 @@ pub enum StmtKind {
     Return(Option<Expr>),
     Pass,
     /// Creates a closure (evaluating defaults) and stores it.
-    Def(Target, Rc<Function>),
+    Def(Target, Arc<Function>),
     Match(Expr, Vec<Arm>),
     /// Runs a module's top level if it has not run, and binds it.
     Use(Target, ModId),
@@ -256,7 +256,7 @@ pub enum ExprKind {
         Option<Box<Expr>>,
         Option<Box<Expr>>,
     ),
-    Lambda(Rc<Function>),
+    Lambda(Arc<Function>),
     IfExp(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `analyze(data, "prompt", model="name")`: a model call with a typed outcome.
     Analyze(Box<AnalyzeCall>),
@@ -471,3 +471,9 @@ well_known_syms! {
     START = "start",
     STRICT = "strict",
 }
+
+// Pinned: `parallel for` workers share one program across threads.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Program>();
+};

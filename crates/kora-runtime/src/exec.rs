@@ -203,7 +203,7 @@ impl Interp<'_> {
         Ok(Flow::Normal)
     }
 
-    pub(crate) fn make_closure(&mut self, f: &Rc<hir::Function>) -> RtResult<Value> {
+    pub(crate) fn make_closure(&mut self, f: &std::sync::Arc<hir::Function>) -> RtResult<Value> {
         let mut defaults = Vec::new();
         for p in &f.params {
             if let Some(d) = &p.default {

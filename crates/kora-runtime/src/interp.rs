@@ -29,7 +29,7 @@ enum ModState {
 
 /// One active call, as the debugger and stack traces see it.
 pub(crate) struct Frame {
-    pub func: Rc<hir::Function>,
+    pub func: std::sync::Arc<hir::Function>,
     pub base: usize,
     /// The statement being executed, kept up to date only while a debugger is attached.
     pub at: Span,
@@ -71,7 +71,7 @@ pub(crate) enum Flow {
 }
 
 pub struct Interp<'io> {
-    pub(crate) prog: Rc<Program>,
+    pub(crate) prog: std::sync::Arc<Program>,
     pub(crate) consts: Vec<Value>,
     pub(crate) globals: Vec<Vec<Value>>,
     mod_state: Vec<ModState>,
@@ -95,7 +95,7 @@ pub struct Interp<'io> {
 }
 
 impl<'io> Interp<'io> {
-    pub fn new(prog: Rc<Program>, out: &'io mut dyn Write) -> Interp<'io> {
+    pub fn new(prog: std::sync::Arc<Program>, out: &'io mut dyn Write) -> Interp<'io> {
         let consts = prog
             .strings
             .iter()
@@ -156,7 +156,7 @@ impl<'io> Interp<'io> {
         self.debugger = Some(d);
     }
 
-    pub fn program(&self) -> &Rc<Program> {
+    pub fn program(&self) -> &std::sync::Arc<Program> {
         &self.prog
     }
 

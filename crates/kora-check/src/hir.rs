@@ -168,6 +168,24 @@ pub enum StmtKind {
     Assert(Expr, Option<Expr>),
     /// `with mock analyze -> value:` (inside a test): the body's model calls answer with `value`.
     Mock(Expr, Vec<Stmt>),
+    /// `parallel for`: every item's body runs in a fresh interpreter on a worker thread.
+    ParallelFor(Box<ParallelFor>),
+    /// `break value` in a `parallel for` body: stop the fan-out, and this branch answers `value`.
+    BreakValue(Expr),
+}
+
+/// One `parallel for` loop, as the runtime needs it.
+#[derive(Debug)]
+pub struct ParallelFor {
+    pub target: Target,
+    pub iter: Expr,
+    pub body: Vec<Stmt>,
+    /// `first`: the input-order winner instead of every answer.
+    pub first: bool,
+    /// Where the loop's value goes, with its annotation checked at run time.
+    pub into: Option<(Target, Ty)>,
+    /// Slots of the enclosing frame the body reads: the only ones snapshotted per branch.
+    pub reads: Vec<u32>,
 }
 
 #[derive(Debug)]

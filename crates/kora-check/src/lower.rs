@@ -92,6 +92,10 @@ pub(crate) struct FnState {
     pub extra_cells: Vec<u32>,
     /// `use json` inside this function: name → standard module.
     pub std_aliases: FxHashMap<String, crate::std_api::StdMod>,
+    /// Module slots assigned so far (the top level only): what a branch may not assign.
+    pub bound_globals: FxHashSet<u32>,
+    /// The `parallel for` body being lowered, if any (see `lower_parallel.rs`).
+    pub branch: Option<Box<crate::lower_parallel::Branch>>,
 }
 
 impl FnState {
@@ -201,6 +205,8 @@ impl<'a> Lowerer<'a> {
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
             std_aliases: FxHashMap::default(),
+            bound_globals: FxHashSet::default(),
+            branch: None,
         });
         let body = self.block(stmts);
         let f = self.fns.pop().expect("pushed above");

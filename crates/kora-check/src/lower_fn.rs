@@ -114,6 +114,8 @@ impl Lowerer<'_> {
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
             std_aliases: FxHashMap::default(),
+            bound_globals: FxHashSet::default(),
+            branch: None,
         };
         let mut captures = Vec::new();
         let mut cell_slots = Vec::new();
@@ -156,7 +158,13 @@ impl Lowerer<'_> {
                         .or_else(|| f.slots.get(name).copied())
                 });
                 match outer {
-                    Some(s) => captures.push(Capture::Slot(s)),
+                    Some(s) => {
+                        // A closure made in a branch carries the slot into the worker.
+                        if let Some(b) = self.fns.last_mut().and_then(|f| f.branch.as_mut()) {
+                            b.reads.insert(s);
+                        }
+                        captures.push(Capture::Slot(s))
+                    }
                     None => {
                         let sp = span;
                         self.err(

@@ -58,9 +58,10 @@ impl Lowerer<'_> {
                 iter,
                 body,
                 parallel,
+                into,
             } => {
-                if parallel.is_some() {
-                    self.not_yet("`parallel for`", s.span);
+                if let Some(mode) = parallel {
+                    return Some(self.parallel_for(target, iter, body, *mode, into.as_deref()));
                 }
                 let (it, ity) = self.expr(iter);
                 let (t, _) = self.store_target(target, Some(ity.element()));
@@ -69,6 +70,7 @@ impl Lowerer<'_> {
                 self.f().loops -= 1;
                 H::For(t, it, b)
             }
+            AS::Break(Some(v)) if self.break_value_allowed() => H::BreakValue(self.expr(v).0),
             AS::Break(v) => {
                 if let Some(v) = v {
                     self.err(
@@ -96,6 +98,16 @@ impl Lowerer<'_> {
             }
             AS::Pass => H::Pass,
             AS::Return(v) => {
+                if let Some(answer) = self.branch_answer() {
+                    let v = v.as_ref().map(|v| {
+                        let (e, t) = self.expr(v);
+                        if !answer.accepts(&t) {
+                            self.mismatch(&answer, &t, v.span, "the branch's answer type");
+                        }
+                        e
+                    });
+                    return Some(H::Return(v));
+                }
                 if self.f().is_module {
                     self.err(
                         Diagnostic::error(

@@ -29,6 +29,10 @@ pub mod codes {
     // Tests, mocks and evaluation (E1200–E1249).
     pub const MOCK_MISMATCH: &str = "E1201";
     pub const MOCK_VALUE: &str = "E1202";
+    // `parallel for` and isolated agents (E1250–E1269).
+    pub const BRANCH_RAISED: &str = "E1250";
+    pub const NOT_PORTABLE: &str = "E1251";
+    pub const STOPPED: &str = "E1252";
 }
 
 /// One frame of a Kora stack trace.

@@ -30,7 +30,6 @@ pub mod codes {
     pub const MOCK_MISMATCH: &str = "E1201";
     pub const MOCK_VALUE: &str = "E1202";
     // `parallel for` and isolated agents (E1250–E1269).
-    pub const BRANCH_RAISED: &str = "E1250";
     pub const NOT_PORTABLE: &str = "E1251";
     pub const STOPPED: &str = "E1252";
 }

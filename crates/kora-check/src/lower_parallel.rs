@@ -53,7 +53,9 @@ impl Lowerer<'_> {
                 outer.remove(&s);
             }
         }
-        let declared = into.and_then(|i| i.ty.as_ref()).map(|ty| self.lower_type(ty));
+        let declared = into
+            .and_then(|i| i.ty.as_ref())
+            .map(|ty| self.lower_type(ty));
         let answer = match (&declared, mode) {
             (Some(Ty::List(e)), ParallelMode::Collect) => strip_none(e),
             (Some(t), ParallelMode::First) => strip_none(t),
@@ -71,7 +73,9 @@ impl Lowerer<'_> {
         let b = self.block(body);
         self.f().loops -= 1;
         let branch = std::mem::replace(&mut self.f().branch, saved);
-        let mut reads: Vec<u32> = branch.map(|b| b.reads.into_iter().collect()).unwrap_or_default();
+        let mut reads: Vec<u32> = branch
+            .map(|b| b.reads.into_iter().collect())
+            .unwrap_or_default();
         reads.sort_unstable();
         // A branch nested in a branch reads through the outer branch's snapshot.
         if let Some(outer) = self.f().branch.as_mut() {

@@ -126,8 +126,16 @@ r = parallel for x in range(8):
 "#,
     );
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("error[E1005]: branch 4 of 8 raised ("), "{}", r.stderr);
-    assert!(r.stderr.contains("of 8 had finished): integer division"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("error[E1005]: branch 4 of 8 raised ("),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("of 8 had finished): integer division"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("in boom"), "{}", r.stderr);
 }
 
@@ -160,7 +168,11 @@ fn assigning_an_enclosing_variable_is_a_check_error_and_reading_one_is_a_snapsho
     );
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("[E0760]"), "{}", r.stderr);
-    assert!(r.stderr.contains("cannot assign `sum_so_far`"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cannot assign `sum_so_far`"),
+        "{}",
+        r.stderr
+    );
 
     let r = run(
         "snapshot",
@@ -198,10 +210,7 @@ print(helper(mine), mine)
 "#,
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert_eq!(
-        r.stdout,
-        "specialist saw 3\n3 [1, 2]\n3 [1, 2, 7]\n"
-    );
+    assert_eq!(r.stdout, "specialist saw 3\n3 [1, 2]\n3 [1, 2, 7]\n");
 }
 
 const TRIAGE: &str = r#"type Ticket:
@@ -272,9 +281,6 @@ fn branches_call_the_model_through_one_shared_configuration() {
     .expect("program");
     let r = kora(&d, &["run", "main.ko"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert_eq!(
-        r.stdout,
-        "['low', 'low', 'low', 'low', 'low', 'low']\n"
-    );
+    assert_eq!(r.stdout, "['low', 'low', 'low', 'low', 'low', 'low']\n");
     assert_eq!(fake.count(), 6);
 }

@@ -33,7 +33,10 @@ impl Interp<'_> {
         let result = {
             let mut w = seed.interp(&mut out);
             let Value::Func(f) = agent.to_value() else {
-                return Err(RtError::new(codes::NOT_PORTABLE, "an isolated agent did not copy as a function"));
+                return Err(RtError::new(
+                    codes::NOT_PORTABLE,
+                    "an isolated agent did not copy as a function",
+                ));
             };
             let wbase = w.stack.len();
             w.stack.extend(args.iter().map(Portable::to_value));

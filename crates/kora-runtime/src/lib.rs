@@ -39,11 +39,13 @@ pub use error::{RtError, RtResult};
 pub use interp::Interp;
 pub use value::Value;
 
-
 use kora_check::hir::Program;
 
 /// Runs a checked program to completion, writing its output to `out`.
-pub fn run(program: std::sync::Arc<Program>, out: &mut dyn std::io::Write) -> Result<(), Box<RtError>> {
+pub fn run(
+    program: std::sync::Arc<Program>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), Box<RtError>> {
     let mut interp = Interp::new(program, out);
     interp.run_main()
 }

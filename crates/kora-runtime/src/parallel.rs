@@ -138,7 +138,10 @@ impl Interp<'_> {
             .collect::<RtResult<Vec<_>>>()?;
         drop(items);
         let Some(func) = self.frames.last().map(|f| f.func.clone()) else {
-            return Err(RtError::new(codes::IO, "a `parallel for` ran outside any frame"));
+            return Err(RtError::new(
+                codes::IO,
+                "a `parallel for` ran outside any frame",
+            ));
         };
         let mut reads = Vec::with_capacity(p.reads.len());
         for &s in &p.reads {
@@ -161,7 +164,12 @@ impl Interp<'_> {
         let finished = outs
             .iter()
             .flatten()
-            .filter(|o| matches!(o.ended, Ended::Answer(_) | Ended::NoAnswer | Ended::Break(_)))
+            .filter(|o| {
+                matches!(
+                    o.ended,
+                    Ended::Answer(_) | Ended::NoAnswer | Ended::Break(_)
+                )
+            })
             .count();
         if let Some((i, e)) = outs.iter().enumerate().find_map(|(i, o)| match o {
             Some(BranchOut {

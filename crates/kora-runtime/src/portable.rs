@@ -227,8 +227,12 @@ mod tests {
         if let Value::List(l) = &inner {
             l.borrow_mut().push(Value::Int(2));
         }
-        let Value::List(c) = copy else { panic!("a list") };
-        let Value::List(ci) = &c.borrow()[0] else { panic!("a list") };
+        let Value::List(c) = copy else {
+            panic!("a list")
+        };
+        let Value::List(ci) = &c.borrow()[0] else {
+            panic!("a list")
+        };
         assert_eq!(ci.borrow().len(), 1);
     }
 

@@ -6,7 +6,8 @@ use super::labels;
 use super::stmt::{emit, one, Ctx};
 use super::{comma, err_expr, expect, ident, kw, P};
 use crate::ast::{
-    Block, Expr, ExprKind, FuncDef, FuncKind, ParallelInto, ParallelMode, Param, Stmt, StmtKind, TypeExpr,
+    Block, Expr, ExprKind, FuncDef, FuncKind, ParallelInto, ParallelMode, Param, Stmt, StmtKind,
+    TypeExpr,
 };
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -144,7 +145,11 @@ pub(crate) fn for_stmt<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
         .then_ignore(just(Tok::Parallel))
         .then_ignore(expect(
             Tok::For,
-            Lbl::new("`for` after `parallel`", "write `x = parallel for y in ys:`").ranked(3),
+            Lbl::new(
+                "`for` after `parallel`",
+                "write `x = parallel for y in ys:`",
+            )
+            .ranked(3),
         ))
         .then(for_rest(ctx, true))
         .validate(|((target, ty), mut kind), _, emitter| {

@@ -126,14 +126,22 @@ impl Interp<'_> {
             }
             return answer;
         }
-        let models = lock(&shared);
         let material = KeyMaterial {
             site: call.site.clone(),
             model: entry.name.clone(),
             prompt: prompt.clone(),
             data: data_text.clone(),
             images: Vec::new(),
+            tools: Json::Null,
+            history: Json::Null,
         };
+        if call.tools.is_some() {
+            return self.tool_loop(call, entry, material, obs);
+        }
+        if let Some(failed) = self.fence_refuses(&entry, &material, &call.expect, obs) {
+            return Ok(failed);
+        }
+        let models = lock(&shared);
         let key = material.key();
         let typed = call.expect != Ty::Str;
 
@@ -263,7 +271,7 @@ impl Interp<'_> {
     }
 
     /// `{"ok": v}` / `{"uncertain": r}` → the outcome value, reading `v` into the declared type.
-    fn recorded_outcome(&mut self, call: &AnalyzeCall, j: &Json) -> Value {
+    pub(crate) fn recorded_outcome(&mut self, call: &AnalyzeCall, j: &Json) -> Value {
         if let Some(r) = j.get("uncertain").and_then(Json::as_str) {
             return Value::outcome(OutcomeTag::Uncertain, Value::str(r));
         }

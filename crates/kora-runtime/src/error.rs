@@ -32,6 +32,8 @@ pub mod codes {
     // `parallel for` and isolated agents (E1250–E1269).
     pub const NOT_PORTABLE: &str = "E1251";
     pub const STOPPED: &str = "E1252";
+    // Tool loops (E1300–E1319).
+    pub const NOT_A_TOOL: &str = "E1301";
 }
 
 /// One frame of a Kora stack trace.

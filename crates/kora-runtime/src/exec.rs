@@ -186,6 +186,11 @@ impl Interp<'_> {
             S::Mock(value, body) => return self.exec_mock(value, body, s.span),
             S::ParallelFor(p) => return self.exec_parallel(p),
             S::BreakValue(e) => return Ok(Flow::BreakWith(self.eval(e)?)),
+            S::Context {
+                max_input,
+                reserve_output,
+                body,
+            } => return self.exec_context(max_input, reserve_output.as_ref(), body),
         }
         Ok(Flow::Normal)
     }

@@ -102,6 +102,8 @@ pub struct Interp<'io> {
     pub(crate) watched: bool,
     /// The next call of an isolated agent is the one this worker was made for: run it here.
     pub(crate) enter_isolated: bool,
+    /// Active `with context(...)` blocks, innermost last (see `context_fence.rs`).
+    pub(crate) fences: Vec<crate::context_fence::Fence>,
 }
 
 impl<'io> Interp<'io> {
@@ -139,6 +141,7 @@ impl<'io> Interp<'io> {
             stop: None,
             watched: false,
             enter_isolated: false,
+            fences: Vec::new(),
         }
     }
 

@@ -18,14 +18,17 @@ use crate::mock::Mock;
 use crate::portable::Portable;
 use crate::value::Value;
 
+/// Each module's variables as copies; one that cannot be copied keeps the error for its first reader.
+type ModuleCopies = Vec<Vec<Result<Portable, Box<RtError>>>>;
+
 /// Module variables of the caller, copied into a worker's heap the first time they are read.
 pub(crate) struct LazyGlobals {
-    snap: Arc<Vec<Vec<Result<Portable, Box<RtError>>>>>,
+    snap: Arc<ModuleCopies>,
     loaded: Vec<Vec<bool>>,
 }
 
 impl LazyGlobals {
-    fn new(snap: Arc<Vec<Vec<Result<Portable, Box<RtError>>>>>) -> LazyGlobals {
+    fn new(snap: Arc<ModuleCopies>) -> LazyGlobals {
         let loaded = snap.iter().map(|m| vec![false; m.len()]).collect();
         LazyGlobals { snap, loaded }
     }
@@ -52,7 +55,7 @@ impl LazyGlobals {
 /// What every worker starts from: plain data, shared by reference across threads.
 pub(crate) struct Seed {
     prog: Arc<Program>,
-    globals: Arc<Vec<Vec<Result<Portable, Box<RtError>>>>>,
+    globals: Arc<ModuleCopies>,
     mod_state: Vec<ModState>,
     mocks: Vec<(Portable, String)>,
     models: Option<crate::analyze::SharedModels>,

@@ -46,3 +46,5 @@ pub const MOCK_TARGET: &str = "E0704";
 pub const MOCK_NOT_OUTCOME: &str = "E0705";
 pub const UNKNOWN_METRIC: &str = "E0706";
 pub const METRIC_ARGS: &str = "E0707";
+// `parallel for` and isolated agents (E0760–E0779).
+pub const BRANCH_ASSIGNS_OUTER: &str = "E0760";

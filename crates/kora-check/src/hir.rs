@@ -5,7 +5,7 @@
 //! attribute and method names are interned `Sym`s, builtins are `BuiltinId`s.
 
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use kora_syntax::ast::{BinOp, BoolOp, CmpOp, FuncKind, UnaryOp};
 use kora_syntax::Span;
@@ -59,13 +59,13 @@ pub struct Module {
     pub path: PathBuf,
     /// The path as the user should see it in messages.
     pub display: String,
-    pub source: Rc<str>,
+    pub source: Arc<str>,
     /// Names of the module's global slots, for `m.name` and the debugger.
     pub globals: Vec<String>,
     /// The module's top level, run once per run.
-    pub body: Rc<Function>,
+    pub body: Arc<Function>,
     /// `test "name":` blocks, run by `kora test` only.
-    pub tests: Vec<(String, Rc<Function>)>,
+    pub tests: Vec<(String, Arc<Function>)>,
 }
 
 #[derive(Debug)]
@@ -161,7 +161,7 @@ pub enum StmtKind {
     Return(Option<Expr>),
     Pass,
     /// Creates a closure (evaluating defaults) and stores it.
-    Def(Target, Rc<Function>),
+    Def(Target, Arc<Function>),
     Match(Expr, Vec<Arm>),
     /// Runs a module's top level if it has not run, and binds it.
     Use(Target, ModId),
@@ -175,6 +175,24 @@ pub enum StmtKind {
         reserve_output: Option<Expr>,
         body: Vec<Stmt>,
     },
+    /// `parallel for`: every item's body runs in a fresh interpreter on a worker thread.
+    ParallelFor(Box<ParallelFor>),
+    /// `break value` in a `parallel for` body: stop the fan-out, and this branch answers `value`.
+    BreakValue(Expr),
+}
+
+/// One `parallel for` loop, as the runtime needs it.
+#[derive(Debug)]
+pub struct ParallelFor {
+    pub target: Target,
+    pub iter: Expr,
+    pub body: Vec<Stmt>,
+    /// `first`: the input-order winner instead of every answer.
+    pub first: bool,
+    /// Where the loop's value goes, with its annotation checked at run time.
+    pub into: Option<(Target, Ty)>,
+    /// Slots of the enclosing frame the body reads: the only ones snapshotted per branch.
+    pub reads: Vec<u32>,
 }
 
 #[derive(Debug)]
@@ -263,7 +281,7 @@ pub enum ExprKind {
         Option<Box<Expr>>,
         Option<Box<Expr>>,
     ),
-    Lambda(Rc<Function>),
+    Lambda(Arc<Function>),
     IfExp(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `analyze(data, "prompt", model="name")`: a model call with a typed outcome.
     Analyze(Box<AnalyzeCall>),
@@ -493,3 +511,9 @@ well_known_syms! {
     START = "start",
     STRICT = "strict",
 }
+
+// Pinned: `parallel for` workers share one program across threads.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Program>();
+};

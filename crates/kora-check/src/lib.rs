@@ -13,6 +13,7 @@ mod lower_call;
 mod lower_eval;
 mod lower_expr;
 mod lower_fn;
+mod lower_parallel;
 mod lower_pattern;
 mod lower_std;
 mod lower_stmt;
@@ -27,7 +28,7 @@ pub mod typeexpr;
 pub mod types;
 
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -42,13 +43,13 @@ use types::Ty;
 pub struct FileReport {
     pub display: String,
     pub path: std::path::PathBuf,
-    pub source: Rc<str>,
+    pub source: Arc<str>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
 pub struct Checked {
     /// The program, when no file has an error.
-    pub program: Option<Rc<hir::Program>>,
+    pub program: Option<Arc<hir::Program>>,
     /// Every file reached, entry first.
     pub files: Vec<FileReport>,
     /// With `Options::facts`: what the checker learned, for the language server.
@@ -216,7 +217,7 @@ pub fn check_program_with(
         kept_types = Some(ctx.types);
         None
     } else {
-        Some(Rc::new(hir::Program {
+        Some(Arc::new(hir::Program {
             modules: modules
                 .into_iter()
                 .map(|m| m.expect("every file lowered"))
@@ -404,7 +405,7 @@ fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnos
             if let Some(&g) = info.global_ix.get(&d.name.name) {
                 info.sigs.insert(
                     g,
-                    Rc::new(Sig {
+                    Arc::new(Sig {
                         name: d.name.name.clone(),
                         kind: d.kind,
                         params,

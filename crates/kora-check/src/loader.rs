@@ -32,7 +32,7 @@ impl Sources for Disk {
 pub struct LoadedFile {
     pub path: PathBuf,
     pub display: String,
-    pub source: std::rc::Rc<str>,
+    pub source: std::sync::Arc<str>,
     pub ast: Module,
     pub diagnostics: Vec<Diagnostic>,
     /// For each `use "..."` in the file: the span of the path literal and the file it names.

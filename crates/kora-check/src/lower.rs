@@ -3,7 +3,7 @@
 //! One walk does both jobs: the checker needs the same name resolution the
 //! runtime needs, and doing it twice is how the two drift apart.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -46,7 +46,7 @@ pub struct ModInfo {
     pub globals: Vec<String>,
     pub global_ix: FxHashMap<String, u32>,
     pub global_tys: Vec<Ty>,
-    pub sigs: FxHashMap<u32, Rc<Sig>>,
+    pub sigs: FxHashMap<u32, Arc<Sig>>,
     /// `use "..." as alias` at top level: alias → module.
     pub mod_aliases: FxHashMap<String, ModId>,
     pub uses: FxHashMap<Span, ModId>,
@@ -94,6 +94,10 @@ pub(crate) struct FnState {
     pub extra_cells: Vec<u32>,
     /// `use json` inside this function: name → standard module.
     pub std_aliases: FxHashMap<String, crate::std_api::StdMod>,
+    /// Module slots assigned so far (the top level only): what a branch may not assign.
+    pub bound_globals: FxHashSet<u32>,
+    /// The `parallel for` body being lowered, if any (see `lower_parallel.rs`).
+    pub branch: Option<Box<crate::lower_parallel::Branch>>,
 }
 
 impl FnState {
@@ -107,7 +111,7 @@ impl FnState {
 }
 
 pub(crate) struct Lowerer<'a> {
-    pub source: std::rc::Rc<str>,
+    pub source: std::sync::Arc<str>,
     /// Structural ids of this module's calls, and the module's name in effect sites.
     pub ops: kora_syntax::ops::OpTable,
     pub site_file: String,
@@ -119,7 +123,7 @@ pub(crate) struct Lowerer<'a> {
     pub fns: Vec<FnState>,
     pub diags: Vec<Diagnostic>,
     /// The module's `test "name":` blocks, lowered to functions (see `lower_test.rs`).
-    pub tests: Vec<(String, Rc<hir::Function>)>,
+    pub tests: Vec<(String, Arc<hir::Function>)>,
     /// How many `test` bodies enclose the code being lowered.
     pub in_test: u32,
     /// The file says `use eval`: `eval.metric(...)` is a judge call (see `lower_eval.rs`).
@@ -138,7 +142,7 @@ impl<'a> Lowerer<'a> {
         ctx: &'a mut Ctx,
         m: ModId,
         scopes: &'a ScopeTable,
-        source: std::rc::Rc<str>,
+        source: std::sync::Arc<str>,
         ops: kora_syntax::ops::OpTable,
         site_file: String,
     ) -> Lowerer<'a> {
@@ -192,7 +196,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lowers the module's top level into its body function.
-    pub fn module_body(&mut self, stmts: &[ast::Stmt], name: &str) -> Rc<hir::Function> {
+    pub fn module_body(&mut self, stmts: &[ast::Stmt], name: &str) -> Arc<hir::Function> {
         self.fns.push(FnState {
             name: "<module>".into(),
             scope: Span::new(0, self.source.len() as u32),
@@ -210,10 +214,12 @@ impl<'a> Lowerer<'a> {
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
             std_aliases: FxHashMap::default(),
+            bound_globals: FxHashSet::default(),
+            branch: None,
         });
         let body = self.block(stmts);
         let f = self.fns.pop().expect("pushed above");
-        Rc::new(hir::Function {
+        Arc::new(hir::Function {
             name: name.to_string(),
             kind: FuncKind::Def,
             module: self.m,

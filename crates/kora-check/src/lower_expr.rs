@@ -283,7 +283,11 @@ impl Lowerer<'_> {
                 } else {
                     H::Local(s)
                 };
-                return (ex(kind, span), f.slot_tys[s as usize].clone());
+                let ty = f.slot_tys[s as usize].clone();
+                if let Some(b) = self.f().branch.as_mut() {
+                    b.reads.insert(s);
+                }
+                return (ex(kind, span), ty);
             }
         }
         let info = self.info();

@@ -7,11 +7,11 @@ use crate::types::Ty;
 use kora_syntax::ast::{self, FuncKind};
 use kora_syntax::{Diagnostic, Span};
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::rc::Rc;
+use std::sync::Arc;
 
 impl Lowerer<'_> {
     /// Lowers a `def`, `tool` or `agent`.
-    pub fn function(&mut self, def: &ast::FuncDef) -> Rc<hir::Function> {
+    pub fn function(&mut self, def: &ast::FuncDef) -> Arc<hir::Function> {
         let mut params = Vec::new();
         for p in &def.params {
             if p.ty.is_none() {
@@ -77,7 +77,7 @@ impl Lowerer<'_> {
         doc: Option<String>,
         isolated: bool,
         body: impl FnOnce(&mut Self) -> Vec<hir::Stmt>,
-    ) -> Rc<hir::Function> {
+    ) -> Arc<hir::Function> {
         let scope_idx = self.scopes.by_span.get(&span).copied();
         // Defaults are evaluated in the defining scope.
         let mut hparams = Vec::new();
@@ -114,6 +114,8 @@ impl Lowerer<'_> {
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
             std_aliases: FxHashMap::default(),
+            bound_globals: FxHashSet::default(),
+            branch: None,
         };
         let mut captures = Vec::new();
         let mut cell_slots = Vec::new();
@@ -156,7 +158,13 @@ impl Lowerer<'_> {
                         .or_else(|| f.slots.get(name).copied())
                 });
                 match outer {
-                    Some(s) => captures.push(Capture::Slot(s)),
+                    Some(s) => {
+                        // A closure made in a branch carries the slot into the worker.
+                        if let Some(b) = self.fns.last_mut().and_then(|f| f.branch.as_mut()) {
+                            b.reads.insert(s);
+                        }
+                        captures.push(Capture::Slot(s))
+                    }
                     None => {
                         let sp = span;
                         self.err(
@@ -218,7 +226,7 @@ impl Lowerer<'_> {
         let body = body(self);
         let st = self.fns.pop().expect("pushed above");
         cell_slots.extend(st.extra_cells.iter().copied());
-        Rc::new(hir::Function {
+        Arc::new(hir::Function {
             name: name.to_string(),
             kind,
             module: self.m,

@@ -64,9 +64,10 @@ impl Lowerer<'_> {
                 iter,
                 body,
                 parallel,
+                into,
             } => {
-                if parallel.is_some() {
-                    self.not_yet("`parallel for`", s.span);
+                if let Some(mode) = parallel {
+                    return Some(self.parallel_for(target, iter, body, *mode, into.as_deref()));
                 }
                 let (it, ity) = self.expr(iter);
                 let (t, _) = self.store_target(target, Some(ity.element()));
@@ -75,6 +76,7 @@ impl Lowerer<'_> {
                 self.f().loops -= 1;
                 H::For(t, it, b)
             }
+            AS::Break(Some(v)) if self.break_value_allowed() => H::BreakValue(self.expr(v).0),
             AS::Break(v) => {
                 if let Some(v) = v {
                     self.err(
@@ -102,6 +104,16 @@ impl Lowerer<'_> {
             }
             AS::Pass => H::Pass,
             AS::Return(v) => {
+                if let Some(answer) = self.branch_answer() {
+                    let v = v.as_ref().map(|v| {
+                        let (e, t) = self.expr(v);
+                        if !answer.accepts(&t) {
+                            self.mismatch(&answer, &t, v.span, "the branch's answer type");
+                        }
+                        e
+                    });
+                    return Some(H::Return(v));
+                }
                 let in_handler = self
                     .handler_ret
                     .clone()

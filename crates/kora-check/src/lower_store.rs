@@ -187,6 +187,8 @@ impl Lowerer<'_> {
         }
         if !f.is_module && !f.global_decl.contains(name) {
             if let Some(&s) = f.slots.get(name) {
+                self.check_branch_store(name, span, Some(s), None);
+                let f = self.fns.last().expect("in a function");
                 let cell = f.is_cell[s as usize];
                 let cur = f.slot_tys[s as usize].clone();
                 let declared = f.declared.contains(&s);
@@ -206,6 +208,8 @@ impl Lowerer<'_> {
         let m = self.m.0 as usize;
         match self.ctx.mods[m].global_ix.get(name).copied() {
             Some(g) => {
+                self.check_branch_store(name, span, None, Some(g));
+                self.f().bound_globals.insert(g);
                 let cur = self.ctx.mods[m].global_tys[g as usize].clone();
                 let declared = false;
                 self.note_assignment_type(&cur, declared, ty.as_ref(), span, |l, t| {

@@ -293,11 +293,18 @@ impl Builder<'_> {
                 self.stmts(body);
             }
             StmtKind::For {
-                target, iter, body, ..
+                target,
+                iter,
+                body,
+                into,
+                ..
             } => {
                 self.expr(iter);
                 self.target(target);
                 self.stmts(body);
+                if let Some(i) = into {
+                    self.target(&i.target);
+                }
             }
             StmtKind::Break(v) | StmtKind::Return(v) => {
                 if let Some(v) = v {

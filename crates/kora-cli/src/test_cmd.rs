@@ -189,11 +189,11 @@ fn run_file(
 
 /// Runs one test; `Err` holds what to show: the error with its trace, then the captured output.
 fn run_one(
-    program: &Rc<hir::Program>,
+    program: &std::sync::Arc<hir::Program>,
     file: &Path,
     config: &Config,
     mode: Mode,
-    body: &Rc<hir::Function>,
+    body: &std::sync::Arc<hir::Function>,
     session: &mut Option<Session>,
     span: Option<kora_runtime::trace::SpanId>,
 ) -> Result<(), String> {

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
@@ -28,7 +27,7 @@ enum Mode {
 }
 
 pub struct Stepper {
-    prog: Rc<Program>,
+    prog: std::sync::Arc<Program>,
     lines: Vec<LineIndex>,
     paths: Vec<PathBuf>,
     shared: Arc<Shared>,
@@ -46,7 +45,7 @@ pub struct Stepper {
 
 impl Stepper {
     pub fn new(
-        prog: Rc<Program>,
+        prog: std::sync::Arc<Program>,
         shared: Arc<Shared>,
         stop_on_entry: bool,
         tx: Sender<Msg>,

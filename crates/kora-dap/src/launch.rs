@@ -1,7 +1,6 @@
 //! The debuggee: a thread that checks the program, waits for the editor's configuration, then runs it with the `Stepper` attached.
 
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 
@@ -118,7 +117,7 @@ fn run(
     });
     if launch.debug {
         interp.attach(Box::new(Stepper::new(
-            Rc::clone(&program),
+            std::sync::Arc::clone(&program),
             shared,
             launch.stop_on_entry,
             tx.clone(),

@@ -26,6 +26,17 @@ pub struct Models {
     pub mode: Mode,
 }
 
+/// The models of a run, shared by the interpreter and every `parallel for` worker.
+///
+/// The lock is held only to resolve a model and to read or write the cassette,
+/// never across a transport call, so branches wait for each other only there.
+pub type SharedModels = std::sync::Arc<std::sync::Mutex<Models>>;
+
+/// Locks the shared models; a worker that panicked holding the lock left the data whole.
+pub(crate) fn lock(m: &SharedModels) -> std::sync::MutexGuard<'_, Models> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Models {
     /// Writes what was recorded; called once when the run ends.
     pub fn finish(&mut self) -> Result<(), String> {
@@ -95,13 +106,13 @@ impl Interp<'_> {
         } else {
             serde_json::to_string(&data_json).unwrap_or_default()
         };
-        let Some(models) = self.models.as_mut() else {
+        let Some(shared) = self.models.clone() else {
             return Err(RtError::new(
                 codes::CONFIG,
                 "model calls are not set up for this run",
             ));
         };
-        let entry = models
+        let entry = lock(&shared)
             .config
             .resolve(model_name.as_deref())
             .map_err(|m| RtError::new(codes::CONFIG, m))?;
@@ -130,18 +141,14 @@ impl Interp<'_> {
         if let Some(failed) = self.fence_refuses(&entry, &material, &call.expect, obs) {
             return Ok(failed);
         }
-        let Some(models) = self.models.as_mut() else {
-            return Err(RtError::new(
-                codes::CONFIG,
-                "model calls are not set up for this run",
-            ));
-        };
+        let models = lock(&shared);
         let key = material.key();
         let typed = call.expect != Ty::Str;
 
         // Prepared: a recorded answer is replayed, never performed again.
         if models.mode != Mode::Record {
             if let Some(rec) = models.cassette.as_ref().and_then(|c| c.get(&key)).cloned() {
+                drop(models);
                 // trace: a replayed call reports the tokens it was recorded with.
                 obs.answered = Answered::Cassette;
                 obs.input_tokens = rec.usage.input_tokens;
@@ -184,6 +191,7 @@ impl Interp<'_> {
             ..Request::default()
         };
         let settings = models.config.settings.clone();
+        drop(models);
         let _ = self.flush_out();
         let result = if call.stream {
             let out = &mut *self.out;
@@ -246,7 +254,8 @@ impl Interp<'_> {
         };
         let outcome = self.recorded_outcome(call, &outcome_json);
         let is_failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
-        if let Some(models) = self.models.as_mut() {
+        {
+            let mut models = lock(&shared);
             if models.mode == Mode::Record && !is_failed {
                 if let Some(c) = models.cassette.as_mut() {
                     c.put(Entry {

@@ -29,6 +29,9 @@ pub mod codes {
     // Tests, mocks and evaluation (E1200–E1249).
     pub const MOCK_MISMATCH: &str = "E1201";
     pub const MOCK_VALUE: &str = "E1202";
+    // `parallel for` and isolated agents (E1250–E1269).
+    pub const NOT_PORTABLE: &str = "E1251";
+    pub const STOPPED: &str = "E1252";
     // Tool loops (E1300–E1319).
     pub const NOT_A_TOOL: &str = "E1301";
 }

@@ -118,7 +118,7 @@ impl Interp<'_> {
                 Ok(Value::Bool(true))
             }
             E::Call(f, args) => self.eval_call(f, args, e),
-            E::Global(g) => Ok(self.globals[self.cur_mod][*g as usize].clone()),
+            E::Global(g) => self.global(self.cur_mod, *g as usize),
             E::Cell(s) => Ok(match &self.stack[self.base + *s as usize] {
                 Value::Cell(c) => c.borrow().clone(),
                 other => other.clone(),
@@ -160,7 +160,7 @@ impl Interp<'_> {
                 let (pos, kw) = self.eval_args(args)?;
                 at(self.call_method(&recv, *name, pos, kw), e)
             }
-            E::ModuleGlobal(m, g) => Ok(self.globals[m.0 as usize][*g as usize].clone()),
+            E::ModuleGlobal(m, g) => self.global(m.0 as usize, *g as usize),
             E::Builtin(b) => Ok(Value::Builtin(*b)),
             E::Type(t) => Ok(Value::Type(*t)),
             E::Module(m) => Ok(Value::Module(*m)),
@@ -404,11 +404,11 @@ impl Interp<'_> {
         crate::methods::call_method(self, recv, name, args, kw)
     }
 
-    fn module_attr(&self, m: hir::ModId, name: Sym) -> RtResult<Value> {
+    fn module_attr(&mut self, m: hir::ModId, name: Sym) -> RtResult<Value> {
         let module = self.prog.module(m);
         let n = self.prog.name(name);
         match module.globals.iter().position(|g| g == n) {
-            Some(i) => Ok(self.globals[m.0 as usize][i].clone()),
+            Some(i) => self.global(m.0 as usize, i),
             None => Err(RtError::new(
                 codes::ATTRIBUTE,
                 format!("module '{}' has no attribute '{}'", module.display, n),

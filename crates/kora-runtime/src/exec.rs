@@ -25,8 +25,8 @@ impl crate::debug::FrameStack for FrameView<'_, '_> {
 impl Interp<'_> {
     pub(crate) fn exec_block(&mut self, stmts: &[Stmt]) -> RtResult<Flow> {
         for s in stmts {
-            if self.debugger.is_some() {
-                self.debug_hook(s);
+            if self.watched {
+                self.watch(s)?;
             }
             match self.exec(s) {
                 Ok(Flow::Normal) => {}
@@ -40,6 +40,22 @@ impl Interp<'_> {
             }
         }
         Ok(Flow::Normal)
+    }
+
+    #[cold]
+    fn watch(&mut self, s: &Stmt) -> RtResult<()> {
+        if self.debugger.is_some() {
+            self.debug_hook(s);
+        }
+        if let Some(stop) = &self.stop {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(RtError::new(
+                    codes::STOPPED,
+                    "this branch was stopped because a sibling branch used `break` or raised",
+                ));
+            }
+        }
+        Ok(())
     }
 
     #[cold]
@@ -140,7 +156,7 @@ impl Interp<'_> {
             S::While(c, body) => {
                 while self.truth(c)? {
                     match self.exec_block(body)? {
-                        Flow::Break => break,
+                        Flow::Break | Flow::BreakWith(_) => break,
                         Flow::Return(v) => return Ok(Flow::Return(v)),
                         Flow::Normal | Flow::Continue => {}
                     }
@@ -168,6 +184,8 @@ impl Interp<'_> {
             }
             S::Assert(c, msg) => self.exec_assert(c, msg.as_ref())?,
             S::Mock(value, body) => return self.exec_mock(value, body, s.span),
+            S::ParallelFor(p) => return self.exec_parallel(p),
+            S::BreakValue(e) => return Ok(Flow::BreakWith(self.eval(e)?)),
             S::Context {
                 max_input,
                 reserve_output,
@@ -185,7 +203,7 @@ impl Interp<'_> {
             while (step > 0 && i < stop) || (step < 0 && i > stop) {
                 self.stack[self.base + *slot as usize] = Value::Int(i);
                 match self.exec_block(body)? {
-                    Flow::Break => break,
+                    Flow::Break | Flow::BreakWith(_) => break,
                     Flow::Return(v) => return Ok(Flow::Return(v)),
                     Flow::Normal | Flow::Continue => {}
                 }
@@ -200,7 +218,7 @@ impl Interp<'_> {
         while let Some(v) = iter.next() {
             self.assign(t, v)?;
             match self.exec_block(body)? {
-                Flow::Break => break,
+                Flow::Break | Flow::BreakWith(_) => break,
                 Flow::Return(v) => return Ok(Flow::Return(v)),
                 Flow::Normal | Flow::Continue => {}
             }
@@ -208,7 +226,7 @@ impl Interp<'_> {
         Ok(Flow::Normal)
     }
 
-    pub(crate) fn make_closure(&mut self, f: &Rc<hir::Function>) -> RtResult<Value> {
+    pub(crate) fn make_closure(&mut self, f: &std::sync::Arc<hir::Function>) -> RtResult<Value> {
         let mut defaults = Vec::new();
         for p in &f.params {
             if let Some(d) = &p.default {
@@ -247,6 +265,9 @@ impl Interp<'_> {
                 _ => self.stack[self.base + *s as usize] = v,
             },
             Target::Global(g) => {
+                if let Some(l) = self.lazy.as_mut() {
+                    l.mark(self.cur_mod, *g as usize);
+                }
                 self.globals[self.cur_mod][*g as usize] = v;
             }
             Target::Index(o, i) => {
@@ -411,7 +432,7 @@ impl Interp<'_> {
                 Value::Cell(c) => c.borrow().clone(),
                 other => other.clone(),
             },
-            Target::Global(g) => self.globals[self.cur_mod][*g as usize].clone(),
+            Target::Global(g) => self.global(self.cur_mod, *g as usize)?,
             Target::Index(o, i) => {
                 let obj = self.eval(o)?;
                 let idx = self.eval(i)?;

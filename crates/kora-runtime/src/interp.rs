@@ -21,7 +21,7 @@ use crate::value::{Function, Value};
 pub const MAX_DEPTH: u32 = 1000;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum ModState {
+pub(crate) enum ModState {
     NotRun,
     Running,
     Done,
@@ -29,7 +29,7 @@ enum ModState {
 
 /// One active call, as the debugger and stack traces see it.
 pub(crate) struct Frame {
-    pub func: Rc<hir::Function>,
+    pub func: std::sync::Arc<hir::Function>,
     pub base: usize,
     /// The statement being executed, kept up to date only while a debugger is attached.
     pub at: Span,
@@ -54,7 +54,7 @@ impl KwNames<'_> {
         }
     }
 
-    fn get(&self, i: usize) -> Sym {
+    pub(crate) fn get(&self, i: usize) -> Sym {
         match self {
             KwNames::Hir(k) => k[i].0,
             KwNames::Plain(k) => k[i],
@@ -66,22 +66,24 @@ impl KwNames<'_> {
 pub(crate) enum Flow {
     Normal,
     Break,
+    /// `break value` in a `parallel for` body (the checker allows it nowhere else).
+    BreakWith(Value),
     Continue,
     Return(Value),
 }
 
 pub struct Interp<'io> {
-    pub(crate) prog: Rc<Program>,
+    pub(crate) prog: std::sync::Arc<Program>,
     pub(crate) consts: Vec<Value>,
     pub(crate) globals: Vec<Vec<Value>>,
-    mod_state: Vec<ModState>,
+    pub(crate) mod_state: Vec<ModState>,
     pub(crate) stack: Vec<Value>,
     pub(crate) base: usize,
     pub(crate) cur_mod: usize,
     pub(crate) frames: Vec<Frame>,
-    depth: u32,
+    pub(crate) depth: u32,
     pub(crate) out: &'io mut dyn Write,
-    pub(crate) models: Option<crate::analyze::Models>,
+    pub(crate) models: Option<crate::analyze::SharedModels>,
     /// How many `case ... if` guards are being evaluated: a model call there is refused.
     pub(crate) guard_depth: u32,
     input: Option<&'io mut dyn std::io::BufRead>,
@@ -92,12 +94,20 @@ pub struct Interp<'io> {
     pub(crate) mocks: Vec<crate::mock::Mock>,
     /// Where spans go, when a tracer is attached (see `trace.rs`).
     pub(crate) tracing: Option<crate::trace::Tracing<'io>>,
+    /// In a worker: module variables copied in from the caller on first use (see `parallel.rs`).
+    pub(crate) lazy: Option<Box<crate::parallel::LazyGlobals>>,
+    /// In a `parallel for` branch: set when a sibling broke or raised.
+    pub(crate) stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// A debugger or a stop flag wants to see every statement: one test per statement for both.
+    pub(crate) watched: bool,
+    /// The next call of an isolated agent is the one this worker was made for: run it here.
+    pub(crate) enter_isolated: bool,
     /// Active `with context(...)` blocks, innermost last (see `context_fence.rs`).
     pub(crate) fences: Vec<crate::context_fence::Fence>,
 }
 
 impl<'io> Interp<'io> {
-    pub fn new(prog: Rc<Program>, out: &'io mut dyn Write) -> Interp<'io> {
+    pub fn new(prog: std::sync::Arc<Program>, out: &'io mut dyn Write) -> Interp<'io> {
         let consts = prog
             .strings
             .iter()
@@ -127,6 +137,10 @@ impl<'io> Interp<'io> {
             host: None,
             mocks: Vec::new(),
             tracing: None,
+            lazy: None,
+            stop: None,
+            watched: false,
+            enter_isolated: false,
             fences: Vec::new(),
         }
     }
@@ -138,14 +152,14 @@ impl<'io> Interp<'io> {
 
     /// Sets up model calls: the configuration and cassette `analyze` uses.
     pub fn set_models(&mut self, models: crate::analyze::Models) {
-        self.models = Some(models);
+        self.models = Some(std::sync::Arc::new(std::sync::Mutex::new(models)));
     }
 
     /// Ends the run: flushes output and writes what the cassette recorded.
     pub fn finish(&mut self) -> Result<(), String> {
         let _ = self.out.flush();
-        match self.models.as_mut() {
-            Some(m) => m.finish(),
+        match self.models.as_ref() {
+            Some(m) => crate::analyze::lock(m).finish(),
             None => Ok(()),
         }
     }
@@ -157,9 +171,10 @@ impl<'io> Interp<'io> {
     /// Attaches a debugger: from now on every statement asks it whether to stop.
     pub fn attach(&mut self, d: Box<dyn Debugger + 'io>) {
         self.debugger = Some(d);
+        self.watched = true;
     }
 
-    pub fn program(&self) -> &Rc<Program> {
+    pub fn program(&self) -> &std::sync::Arc<Program> {
         &self.prog
     }
 
@@ -227,6 +242,9 @@ impl<'io> Interp<'io> {
         kw: KwNames<'_>,
     ) -> RtResult<Value> {
         let def = &c.def;
+        if def.isolated && !std::mem::take(&mut self.enter_isolated) {
+            return self.call_isolated(c, base, npos, kw);
+        }
         if self.depth >= MAX_DEPTH {
             self.stack.truncate(base);
             return Err(RtError::new(
@@ -554,6 +572,15 @@ impl<'io> Interp<'io> {
                 }
             })
             .collect()
+    }
+
+    /// A module variable, copied in from the caller first when this is a worker.
+    #[inline]
+    pub(crate) fn global(&mut self, m: usize, g: usize) -> RtResult<Value> {
+        if let Some(l) = self.lazy.as_mut() {
+            l.load(&mut self.globals, m, g)?;
+        }
+        Ok(self.globals[m][g].clone())
     }
 
     pub(crate) fn write(&mut self, s: &str) -> RtResult<()> {

@@ -21,6 +21,7 @@ mod exec;
 pub mod format;
 pub mod index;
 pub mod interp;
+mod isolated;
 pub mod iter;
 pub mod journal;
 pub mod json_value;
@@ -28,6 +29,8 @@ mod matching;
 pub mod methods;
 mod mock;
 mod model_span;
+mod parallel;
+pub mod portable;
 pub mod pricing;
 pub mod report;
 pub mod stdlib;
@@ -41,12 +44,13 @@ pub use error::{RtError, RtResult};
 pub use interp::Interp;
 pub use value::Value;
 
-use std::rc::Rc;
-
 use kora_check::hir::Program;
 
 /// Runs a checked program to completion, writing its output to `out`.
-pub fn run(program: Rc<Program>, out: &mut dyn std::io::Write) -> Result<(), Box<RtError>> {
+pub fn run(
+    program: std::sync::Arc<Program>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), Box<RtError>> {
     let mut interp = Interp::new(program, out);
     interp.run_main()
 }

@@ -17,7 +17,6 @@
 //! the program's code) and serves each model turn from the cassette, so a tool whose
 //! result changed makes the next turn miss, naming the call.
 
-use std::rc::Rc;
 use std::time::SystemTime;
 
 use serde_json::{json, Value as Json};
@@ -41,7 +40,7 @@ pub const DEFAULT_MAX_TOOL_TURNS: u32 = 10;
 /// One tool the model was offered.
 pub(crate) struct ToolDecl {
     pub value: Value,
-    pub def: Rc<hir::Function>,
+    pub def: std::sync::Arc<hir::Function>,
     pub spec: ToolSpec,
 }
 
@@ -148,7 +147,7 @@ impl Interp<'_> {
         );
         let fence = self.context_fence();
         let base = base_tokens(&entry, &req);
-        let (settings, mode, max_turns) = match self.models.as_ref() {
+        let (settings, mode, max_turns) = match self.models.as_ref().map(crate::analyze::lock) {
             Some(m) => (m.config.settings.clone(), m.mode, m.config.tool_turns()),
             None => {
                 return Err(RtError::new(
@@ -187,10 +186,12 @@ impl Interp<'_> {
                 ..material.clone()
             };
             let key = turn_material.key();
-            let replayed = match (mode, self.models.as_ref().and_then(|m| m.cassette.as_ref())) {
+            let models = self.models.as_ref().map(crate::analyze::lock);
+            let replayed = match (mode, models.as_ref().and_then(|m| m.cassette.as_ref())) {
                 (Mode::Record, _) | (_, None) => None,
                 (_, Some(c)) => c.get(&key).cloned(),
             };
+            drop(models);
             let answer: Json = match replayed {
                 Some(rec) => {
                     obs.answered = Answered::Cassette;
@@ -199,8 +200,8 @@ impl Interp<'_> {
                     rec.outcome
                 }
                 None if mode == Mode::Replay => {
-                    let why = self
-                        .models
+                    let models = self.models.as_ref().map(crate::analyze::lock);
+                    let why = models
                         .as_ref()
                         .and_then(|m| m.cassette.as_ref())
                         .map(|c| c.explain_miss(&turn_material))
@@ -262,7 +263,8 @@ impl Interp<'_> {
                 let failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
                 // A loop that ended Failed leaves nothing in the cassette, like any failure.
                 if mode == Mode::Record && !failed {
-                    if let Some(c) = self.models.as_mut().and_then(|m| m.cassette.as_mut()) {
+                    let mut models = self.models.as_ref().map(crate::analyze::lock);
+                    if let Some(c) = models.as_mut().and_then(|m| m.cassette.as_mut()) {
                         for e in recorded {
                             c.put(e);
                         }

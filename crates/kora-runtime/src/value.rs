@@ -193,7 +193,7 @@ pub struct Outcome {
 
 /// A closure: the resolved function plus what it captured and its evaluated defaults.
 pub struct Function {
-    pub def: Rc<hir::Function>,
+    pub def: std::sync::Arc<hir::Function>,
     pub captures: Vec<Rc<RefCell<Value>>>,
     /// One per parameter that has a default, in parameter order. Re-evaluated per call
     /// when the default is a mutable display (no shared-default footgun).

@@ -69,6 +69,8 @@ pub enum StmtKind {
         body: Block,
         /// `Some` for `parallel for`.
         parallel: Option<ParallelMode>,
+        /// `results = parallel for ...`: where the loop's value goes (`None` discards it).
+        into: Option<Box<ParallelInto>>,
     },
     /// `break` or `break value` (the value is only meaningful in a `parallel for`).
     Break(Option<Expr>),
@@ -127,6 +129,13 @@ pub enum StmtKind {
     },
     /// Where the parser recovered from a syntax error.
     Error,
+}
+
+/// The left side of `results = parallel for ...` or `results: list[T] = parallel for ...`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParallelInto {
+    pub target: Expr,
+    pub ty: Option<TypeExpr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

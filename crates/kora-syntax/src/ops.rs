@@ -159,11 +159,18 @@ impl Numberer {
                 self.block(body);
             }
             StmtKind::For {
-                target, iter, body, ..
+                target,
+                iter,
+                body,
+                into,
+                ..
             } => {
                 self.expr(target);
                 self.expr(iter);
                 self.block(body);
+                if let Some(i) = into {
+                    self.expr(&i.target);
+                }
             }
             StmtKind::Break(e) | StmtKind::Return(e) => self.opt(e),
             StmtKind::Def(f) => {

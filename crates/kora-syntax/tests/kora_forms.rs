@@ -181,6 +181,28 @@ fn declassify_test_parallel() {
 }
 
 #[test]
+fn parallel_for_assignment_forms() {
+    assert_eq!(
+        sexp("rs = parallel for x in xs:\n    return x"),
+        "(= rs (parallel-for x xs [(return x)]))"
+    );
+    assert_eq!(
+        sexp("rs: list[int] = parallel for x in xs:\n    return x"),
+        "(= rs: <type> (parallel-for x xs [(return x)]))"
+    );
+    assert_eq!(
+        sexp("w = parallel for x in xs first:\n    return x"),
+        "(= w (parallel-for-first x xs [(return x)]))"
+    );
+    // `first` stays an ordinary name everywhere else, also beside the assignment form.
+    assert_eq!(sexp("first = 1"), "(= [first] 1)");
+    assert_eq!(
+        sexp("first = parallel for x in first:\n    return x"),
+        "(= first (parallel-for x first [(return x)]))"
+    );
+}
+
+#[test]
 fn nested_kora_blocks() {
     let src = "\
 test \"triage\":

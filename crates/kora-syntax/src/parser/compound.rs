@@ -6,7 +6,8 @@ use super::labels;
 use super::stmt::{emit, one, Ctx};
 use super::{comma, err_expr, expect, ident, kw, P};
 use crate::ast::{
-    Block, Expr, ExprKind, FuncDef, FuncKind, ParallelMode, Param, Stmt, StmtKind, TypeExpr,
+    Block, Expr, ExprKind, FuncDef, FuncKind, ParallelInto, ParallelMode, Param, Stmt, StmtKind,
+    TypeExpr,
 };
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -120,6 +121,7 @@ fn for_rest<'a>(ctx: &Ctx<'a>, parallel: bool) -> P<'a, StmtKind> {
                 (true, false) => Some(ParallelMode::Collect),
                 (true, true) => Some(ParallelMode::First),
             },
+            into: None,
         })
         .boxed()
 }
@@ -132,7 +134,40 @@ pub(crate) fn for_stmt<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
             Lbl::new("`for` after `parallel`", "write `parallel for x in xs:`").ranked(3),
         ))
         .ignore_then(for_rest(ctx, true));
-    plain
+    // `results = parallel for ...`: the left side is only a target once `parallel`
+    // follows the `=`, so an ordinary assignment backtracks out of this early.
+    let into = ctx
+        .x
+        .targets
+        .clone()
+        .then(just(Tok::Colon).ignore_then(ctx.ty.clone()).or_not())
+        .then_ignore(just(Tok::Assign))
+        .then_ignore(just(Tok::Parallel))
+        .then_ignore(expect(
+            Tok::For,
+            Lbl::new(
+                "`for` after `parallel`",
+                "write `x = parallel for y in ys:`",
+            )
+            .ranked(3),
+        ))
+        .then(for_rest(ctx, true))
+        .validate(|((target, ty), mut kind), _, emitter| {
+            check_target(&target, true, emitter);
+            if ty.is_some() && !matches!(target.kind, ExprKind::Name(_)) {
+                emit(
+                    emitter,
+                    Diagnostic::error("E0032", "only a plain name can be annotated", target.span)
+                        .with_label("a type annotation needs a variable name on its left")
+                        .with_help("annotate a name: `results: list[int] = parallel for ...`"),
+                );
+            }
+            if let StmtKind::For { into, .. } = &mut kind {
+                *into = Some(Box::new(ParallelInto { target, ty }));
+            }
+            kind
+        });
+    into.or(plain)
         .or(parallel)
         .map_with(|kind, e| one(kind, e.span()))
         .boxed()

@@ -129,9 +129,12 @@ fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         }
         StmtKind::If { branches, .. } => out.extend(branches.iter().map(|(c, _)| c)),
         StmtKind::While { cond, .. } => out.push(cond),
-        StmtKind::For { target, iter, .. } => {
+        StmtKind::For {
+            target, iter, into, ..
+        } => {
             out.push(target);
             out.push(iter);
+            out.extend(into.iter().map(|i| &i.target));
         }
         StmtKind::Break(e) | StmtKind::Return(e) => out.extend(e.iter()),
         StmtKind::Def(f) => out.extend(f.params.iter().filter_map(|p| p.default.as_ref())),
@@ -301,9 +304,12 @@ fn stmt_exprs_mut(s: &mut Stmt) -> Vec<&mut Expr> {
         }
         StmtKind::If { branches, .. } => out.extend(branches.iter_mut().map(|(c, _)| c)),
         StmtKind::While { cond, .. } => out.push(cond),
-        StmtKind::For { target, iter, .. } => {
+        StmtKind::For {
+            target, iter, into, ..
+        } => {
             out.push(target);
             out.push(iter);
+            out.extend(into.iter_mut().map(|i| &mut i.target));
         }
         StmtKind::Break(e) | StmtKind::Return(e) => out.extend(e.iter_mut()),
         StmtKind::Def(f) => out.extend(f.params.iter_mut().filter_map(|p| p.default.as_mut())),

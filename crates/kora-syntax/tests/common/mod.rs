@@ -128,13 +128,21 @@ pub fn stmt(s: &Stmt) -> String {
             iter,
             body,
             parallel,
+            into,
         } => {
             let kw = match parallel {
                 None => "for",
                 Some(ParallelMode::Collect) => "parallel-for",
                 Some(ParallelMode::First) => "parallel-for-first",
             };
-            format!("({kw} {} {} {})", expr(target), expr(iter), block(body))
+            let looped = format!("({kw} {} {} {})", expr(target), expr(iter), block(body));
+            match into {
+                None => looped,
+                Some(i) => match &i.ty {
+                    None => format!("(= {} {looped})", expr(&i.target)),
+                    Some(_) => format!("(= {}: <type> {looped})", expr(&i.target)),
+                },
+            }
         }
         StmtKind::Break(e) => format!("(break {})", opt_expr(e)),
         StmtKind::Continue => "continue".into(),

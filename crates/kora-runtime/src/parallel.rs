@@ -1,0 +1,328 @@
+//! `parallel for`: fan-out on rayon's pool, one fresh interpreter per branch, results folded back in input order.
+//!
+//! The caller copies what branches need into `Portable` form once (the items,
+//! the frame slots the body reads, module variables, the mock stack); each
+//! branch rebuilds its inputs in its own heap, runs the body, and hands back
+//! its answer as `Portable`. Items are taken in input order from one atomic
+//! counter, so "later items are never started" holds for `first` and `break`.
+//! Output is buffered per branch and written in input order afterwards.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use kora_check::hir::{self, Program, Stmt, Target};
+
+use crate::error::{codes, RtError, RtResult};
+use crate::interp::{Flow, Frame, Interp, ModState};
+use crate::mock::Mock;
+use crate::portable::Portable;
+use crate::value::Value;
+
+/// Each module's variables as copies; one that cannot be copied keeps the error for its first reader.
+type ModuleCopies = Vec<Vec<Result<Portable, Box<RtError>>>>;
+
+/// Module variables of the caller, copied into a worker's heap the first time they are read.
+pub(crate) struct LazyGlobals {
+    snap: Arc<ModuleCopies>,
+    loaded: Vec<Vec<bool>>,
+}
+
+impl LazyGlobals {
+    fn new(snap: Arc<ModuleCopies>) -> LazyGlobals {
+        let loaded = snap.iter().map(|m| vec![false; m.len()]).collect();
+        LazyGlobals { snap, loaded }
+    }
+
+    #[inline]
+    pub(crate) fn load(&mut self, globals: &mut [Vec<Value>], m: usize, g: usize) -> RtResult<()> {
+        if self.loaded[m][g] {
+            return Ok(());
+        }
+        self.loaded[m][g] = true;
+        globals[m][g] = match &self.snap[m][g] {
+            Ok(p) => p.to_value(),
+            Err(e) => return Err(e.clone()),
+        };
+        Ok(())
+    }
+
+    /// A worker assigned the variable itself: its own value wins over the caller's.
+    pub(crate) fn mark(&mut self, m: usize, g: usize) {
+        self.loaded[m][g] = true;
+    }
+}
+
+/// What every worker starts from: plain data, shared by reference across threads.
+pub(crate) struct Seed {
+    prog: Arc<Program>,
+    globals: Arc<ModuleCopies>,
+    mod_state: Vec<ModState>,
+    mocks: Vec<(Portable, String)>,
+    models: Option<crate::analyze::SharedModels>,
+}
+
+impl Seed {
+    /// A fresh interpreter writing to `out`, with the caller's modules, mocks and models.
+    pub(crate) fn interp<'o>(&self, out: &'o mut Vec<u8>) -> Interp<'o> {
+        let mut w = Interp::new(self.prog.clone(), out);
+        w.lazy = Some(Box::new(LazyGlobals::new(self.globals.clone())));
+        w.mod_state = self.mod_state.clone();
+        w.models = self.models.clone();
+        // The mock stack crosses the boundary: a test that fans out stays mocked.
+        w.mocks = self
+            .mocks
+            .iter()
+            .map(|(v, at)| Mock {
+                value: v.to_value(),
+                at: at.clone(),
+            })
+            .collect();
+        w
+    }
+}
+
+/// How one branch ended.
+enum Ended {
+    Answer(Portable),
+    NoAnswer,
+    Break(Option<Portable>),
+    Stopped,
+    Raised(Box<RtError>),
+}
+
+struct BranchOut {
+    ended: Ended,
+    out: Vec<u8>,
+}
+
+/// The enclosing frame as a branch sees it: its function and the slots the body reads.
+struct Frame0 {
+    func: Arc<hir::Function>,
+    cur_mod: usize,
+    reads: Vec<(u32, Portable)>,
+}
+
+impl Interp<'_> {
+    /// Copies what a worker needs from this interpreter (not the frame: see `exec_parallel`).
+    pub(crate) fn seed(&self) -> RtResult<Seed> {
+        let mut globals = Vec::with_capacity(self.globals.len());
+        for (m, vals) in self.globals.iter().enumerate() {
+            let loaded = self.lazy.as_ref();
+            let mut copies = Vec::with_capacity(vals.len());
+            for (g, v) in vals.iter().enumerate() {
+                // A worker seeding a nested fan-out copies only what it has itself.
+                let copy = match loaded {
+                    Some(l) if !l.loaded[m][g] => l.snap[m][g].clone(),
+                    _ => Portable::of(v),
+                };
+                copies.push(copy);
+            }
+            globals.push(copies);
+        }
+        let mut mocks = Vec::with_capacity(self.mocks.len());
+        for m in &self.mocks {
+            mocks.push((Portable::of(&m.value)?, m.at.clone()));
+        }
+        Ok(Seed {
+            prog: self.prog.clone(),
+            globals: Arc::new(globals),
+            mod_state: self.mod_state.clone(),
+            mocks,
+            models: self.models.clone(),
+        })
+    }
+
+    pub(crate) fn exec_parallel(&mut self, p: &hir::ParallelFor) -> RtResult<Flow> {
+        let iterable = self.eval(&p.iter)?;
+        let items = crate::iter::collect(&iterable)?;
+        let inputs = items
+            .iter()
+            .map(Portable::of)
+            .collect::<RtResult<Vec<_>>>()?;
+        drop(items);
+        let Some(func) = self.frames.last().map(|f| f.func.clone()) else {
+            return Err(RtError::new(
+                codes::IO,
+                "a `parallel for` ran outside any frame",
+            ));
+        };
+        let mut reads = Vec::with_capacity(p.reads.len());
+        for &s in &p.reads {
+            reads.push((s, Portable::of(&self.stack[self.base + s as usize])?));
+        }
+        let frame = Frame0 {
+            func,
+            cur_mod: self.cur_mod,
+            reads,
+        };
+        let seed = self.seed()?;
+        let outs = fan_out(&seed, &frame, p, &inputs);
+        let n = inputs.len();
+
+        // Output first, in input order, so a failure still shows what the branches printed.
+        for o in outs.iter().flatten() {
+            let text = String::from_utf8_lossy(&o.out);
+            self.write(&text)?;
+        }
+        let finished = outs
+            .iter()
+            .flatten()
+            .filter(|o| {
+                matches!(
+                    o.ended,
+                    Ended::Answer(_) | Ended::NoAnswer | Ended::Break(_)
+                )
+            })
+            .count();
+        if let Some((i, e)) = outs.iter().enumerate().find_map(|(i, o)| match o {
+            Some(BranchOut {
+                ended: Ended::Raised(e),
+                ..
+            }) => Some((i, e)),
+            _ => None,
+        }) {
+            let mut e = e.clone();
+            e.message = format!(
+                "branch {} of {n} raised ({finished} of {n} had finished): {}",
+                i + 1,
+                e.message
+            );
+            return Err(e);
+        }
+        let value = if p.first {
+            outs.iter()
+                .flatten()
+                .find_map(|o| match &o.ended {
+                    Ended::Answer(v) | Ended::Break(Some(v)) => Some(v.to_value()),
+                    _ => None,
+                })
+                .unwrap_or(Value::None)
+        } else {
+            let mut results = Vec::with_capacity(n);
+            for o in outs.iter().flatten() {
+                match &o.ended {
+                    Ended::Answer(v) | Ended::Break(Some(v)) => results.push(v.to_value()),
+                    Ended::NoAnswer => results.push(Value::None),
+                    Ended::Break(None) | Ended::Stopped | Ended::Raised(_) => {}
+                }
+            }
+            Value::list(results)
+        };
+        if let Some((t, ty)) = &p.into {
+            if ty.is_known() && !crate::conform::conforms(&self.prog, &value, ty) {
+                return Err(RtError::new(
+                    codes::TYPE,
+                    format!(
+                        "the `parallel for` results must be `{ty}`, got {}",
+                        crate::conform::describe(&self.prog, &value)
+                    ),
+                ));
+            }
+            self.assign(t, value)?;
+        }
+        Ok(Flow::Normal)
+    }
+}
+
+/// Runs every branch on rayon's pool; slot `i` holds branch `i`, `None` if it never started.
+fn fan_out(
+    seed: &Seed,
+    frame: &Frame0,
+    p: &hir::ParallelFor,
+    inputs: &[Portable],
+) -> Vec<Option<BranchOut>> {
+    let n = inputs.len();
+    let next = AtomicUsize::new(0);
+    let winner = AtomicUsize::new(usize::MAX);
+    let stop = Arc::new(AtomicBool::new(false));
+    let slots: Vec<Mutex<Option<BranchOut>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let workers = rayon::current_num_threads().clamp(1, n.max(1));
+    let work = || loop {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        // `first`: an earlier item already answered, so this one and every later one stay unstarted.
+        if i >= n || (p.first && i > winner.load(Ordering::Acquire)) {
+            break;
+        }
+        let out = run_branch(seed, frame, &p.target, &p.body, &inputs[i], &stop);
+        match out.ended {
+            Ended::Answer(_) if p.first => {
+                winner.fetch_min(i, Ordering::AcqRel);
+            }
+            Ended::Break(_) | Ended::Raised(_) => stop.store(true, Ordering::Relaxed),
+            _ => {}
+        }
+        if let Ok(mut slot) = slots[i].lock() {
+            *slot = Some(out);
+        }
+    };
+    rayon::scope(|sc| {
+        for _ in 0..workers {
+            sc.spawn(|_| work());
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect()
+}
+
+/// One branch, start to end, in a fresh interpreter on the current (worker) thread.
+fn run_branch(
+    seed: &Seed,
+    frame: &Frame0,
+    target: &Target,
+    body: &[Stmt],
+    item: &Portable,
+    stop: &Arc<AtomicBool>,
+) -> BranchOut {
+    let mut out = Vec::new();
+    let ended = {
+        let mut w = seed.interp(&mut out);
+        w.stop = Some(stop.clone());
+        w.watched = true;
+        let f = &frame.func;
+        w.stack.resize(f.nlocals as usize, Value::None);
+        // Boxes for captured slots are the branch's own, like a fresh call's.
+        for &s in &f.cell_slots {
+            w.stack[s as usize] = Value::Cell(Default::default());
+        }
+        for &(s, _) in &f.free_slots {
+            w.stack[s as usize] = Value::Cell(Default::default());
+        }
+        for (s, v) in &frame.reads {
+            w.stack[*s as usize] = v.to_value();
+        }
+        w.base = 0;
+        w.cur_mod = frame.cur_mod;
+        w.depth = 1;
+        w.frames.push(Frame {
+            func: f.clone(),
+            base: 0,
+            at: f.span,
+        });
+        let r = w
+            .assign(target, item.to_value())
+            .and_then(|_| w.exec_block(body));
+        let ended = match r {
+            Ok(Flow::Return(v)) => answer(&v, Ended::Answer),
+            Ok(Flow::Normal | Flow::Continue) => Ended::NoAnswer,
+            Ok(Flow::Break) => Ended::Break(None),
+            Ok(Flow::BreakWith(v)) => answer(&v, |p| Ended::Break(Some(p))),
+            Err(e) if e.code == codes::STOPPED => Ended::Stopped,
+            Err(e) => Ended::Raised(e),
+        };
+        let _ = w.flush_out();
+        ended
+    };
+    BranchOut { ended, out }
+}
+
+fn answer(v: &Value, wrap: impl FnOnce(Portable) -> Ended) -> Ended {
+    match Portable::of(v) {
+        Ok(p) => wrap(p),
+        Err(e) => Ended::Raised(e),
+    }
+}

@@ -40,3 +40,7 @@ pub const MOCK_TARGET: &str = "E0704";
 pub const MOCK_NOT_OUTCOME: &str = "E0705";
 pub const UNKNOWN_METRIC: &str = "E0706";
 pub const METRIC_ARGS: &str = "E0707";
+// Budgets and the human in the loop (E0800–E0819).
+pub const BUDGET_LOOSENED: &str = "E0801";
+pub const BUDGET_ARG: &str = "E0802";
+pub const UNKNOWN_METER: &str = "E0803";

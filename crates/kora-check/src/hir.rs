@@ -168,6 +168,46 @@ pub enum StmtKind {
     Assert(Expr, Option<Expr>),
     /// `with mock analyze -> value:` (inside a test): the body's model calls answer with `value`.
     Mock(Expr, Vec<Stmt>),
+    /// `budget(max_tokens=N, ...):`: the body's model calls spend from a nested budget.
+    Budget(Box<BudgetBlock>),
+}
+
+/// One `budget(...)` block: its limits in written order, then its body.
+#[derive(Debug)]
+pub struct BudgetBlock {
+    pub limits: Vec<(BudgetArg, Expr)>,
+    pub body: Vec<Stmt>,
+}
+
+/// The arguments `budget(...)` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetArg {
+    Tokens,
+    Calls,
+    Steps,
+    Seconds,
+}
+
+impl BudgetArg {
+    pub const ALL: [BudgetArg; 4] = [
+        BudgetArg::Tokens,
+        BudgetArg::Calls,
+        BudgetArg::Steps,
+        BudgetArg::Seconds,
+    ];
+
+    pub fn keyword(self) -> &'static str {
+        match self {
+            BudgetArg::Tokens => "max_tokens",
+            BudgetArg::Calls => "max_calls",
+            BudgetArg::Steps => "max_steps",
+            BudgetArg::Seconds => "max_seconds",
+        }
+    }
+
+    pub fn from_keyword(k: &str) -> Option<BudgetArg> {
+        BudgetArg::ALL.into_iter().find(|a| a.keyword() == k)
+    }
 }
 
 #[derive(Debug)]
@@ -262,6 +302,17 @@ pub enum ExprKind {
     Analyze(Box<AnalyzeCall>),
     /// `json.parse(text)`, `db.query(...)`: a standard-library call, arguments bound at check time.
     StdCall(Box<StdCall>),
+    /// `ask_human(question)`: a line from the person running the program.
+    AskHuman(Box<AskHumanCall>),
+    /// `remaining(meter)` called by name: what the budgets in force leave of a meter.
+    Remaining(Box<Expr>, String),
+}
+
+#[derive(Debug)]
+pub struct AskHumanCall {
+    pub question: Expr,
+    /// Structural identity: `file:function#index`, as for `analyze`.
+    pub site: String,
 }
 
 #[derive(Debug)]
@@ -372,6 +423,7 @@ pub const BUILTINS: &[&str] = &[
     "pow",
     "input",
     "type",
+    "remaining",
 ];
 
 pub fn builtin_id(name: &str) -> Option<BuiltinId> {

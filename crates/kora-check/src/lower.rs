@@ -124,6 +124,8 @@ pub(crate) struct Lowerer<'a> {
     pub uses_eval: bool,
     /// Recorded for the language server only (`Options::facts`).
     pub facts: Option<crate::facts::Facts>,
+    /// Literal limits of the `budget` blocks enclosing the code being lowered, outermost first.
+    pub budget_literals: Vec<crate::lower_budget::LiteralLimit>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -149,6 +151,7 @@ impl<'a> Lowerer<'a> {
             in_test: 0,
             uses_eval: false,
             facts: None,
+            budget_literals: Vec::new(),
         }
     }
 

@@ -150,10 +150,7 @@ impl Lowerer<'_> {
                 let c = self.expr(cond).0;
                 H::Assert(c, msg.as_ref().map(|m| self.expr(m).0))
             }
-            AS::Budget { .. } => {
-                self.not_yet("`budget`", s.span);
-                return None;
-            }
+            AS::Budget { args, body } => return self.budget_block(args, body, s.span),
             AS::Context { .. } => {
                 self.not_yet("`with context`", s.span);
                 return None;

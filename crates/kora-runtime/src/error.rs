@@ -29,6 +29,11 @@ pub mod codes {
     // Tests, mocks and evaluation (E1200–E1249).
     pub const MOCK_MISMATCH: &str = "E1201";
     pub const MOCK_VALUE: &str = "E1202";
+    // Budgets and the human in the loop (E1300–E1319).
+    pub const BUDGET_LOOSENED: &str = "E1301";
+    pub const BUDGET_VALUE: &str = "E1302";
+    pub const UNKNOWN_METER: &str = "E1303";
+    pub const NO_HUMAN: &str = "E1304";
 }
 
 /// One frame of a Kora stack trace.

@@ -168,6 +168,7 @@ impl Interp<'_> {
             }
             S::Assert(c, msg) => self.exec_assert(c, msg.as_ref())?,
             S::Mock(value, body) => return self.exec_mock(value, body, s.span),
+            S::Budget(b) => return self.exec_budget(b, s.span),
         }
         Ok(Flow::Normal)
     }

@@ -84,7 +84,7 @@ pub struct Interp<'io> {
     pub(crate) models: Option<crate::analyze::Models>,
     /// How many `case ... if` guards are being evaluated: a model call there is refused.
     pub(crate) guard_depth: u32,
-    input: Option<&'io mut dyn std::io::BufRead>,
+    pub(crate) input: Option<&'io mut dyn std::io::BufRead>,
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
     /// The standard library's run state, made at the first standard-library call.
     pub(crate) host: Option<Box<crate::stdlib::Host>>,
@@ -92,6 +92,9 @@ pub struct Interp<'io> {
     pub(crate) mocks: Vec<crate::mock::Mock>,
     /// Where spans go, when a tracer is attached (see `trace.rs`).
     pub(crate) tracing: Option<crate::trace::Tracing<'io>>,
+    /// The budget scope in force, shared with the budget's observer; `None` until the run
+    /// first enters a `budget` block or adopts a chain (see `budget_scope.rs`).
+    pub(crate) budget: Option<crate::budget::CurrentBudget>,
 }
 
 impl<'io> Interp<'io> {
@@ -125,6 +128,7 @@ impl<'io> Interp<'io> {
             host: None,
             mocks: Vec::new(),
             tracing: None,
+            budget: None,
         }
     }
 
@@ -571,6 +575,10 @@ impl Caller for Interp<'_> {
 
     fn write_out(&mut self, s: &str) -> RtResult<()> {
         self.write(s)
+    }
+
+    fn remaining(&mut self, meter: &str) -> RtResult<Value> {
+        Interp::remaining(self, meter, "<remaining>")
     }
 
     fn read_line(&mut self) -> RtResult<Option<String>> {

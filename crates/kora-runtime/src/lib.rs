@@ -5,7 +5,10 @@
 
 pub mod analyze;
 pub mod arith;
+mod ask_human;
 mod assert;
+pub mod budget;
+mod budget_scope;
 pub mod builtins;
 pub mod caller;
 pub mod cassette;
@@ -25,6 +28,7 @@ pub mod json_value;
 mod matching;
 pub mod methods;
 mod mock;
+mod model_effect;
 mod model_span;
 pub mod pricing;
 pub mod report;

@@ -504,6 +504,47 @@ mod tests {
     }
 
     #[test]
+    fn a_call_whose_handler_raises_is_still_charged() {
+        use crate::effect::{Class, Pipeline, Stop};
+        let now = Instant::now();
+        let chain = BudgetChain::default()
+            .enter(limits(Some(5), None, None), now)
+            .expect("fresh");
+        let mut p = Pipeline::default();
+        p.attach(Box::new(BudgetObserver::new(Rc::new(RefCell::new(
+            chain.clone(),
+        )))));
+        let e = Effect {
+            kind: Kind::Model,
+            class: Class::Effect,
+            op: "main.ko:<module>#0",
+            call: "analyze",
+            target: "m",
+        };
+        let r: Result<Result<Result<(), String>, Stop>, &str> = p.run_with(&e, None, |s| {
+            s.observe(Observation::Usage {
+                input: 30,
+                output: 12,
+            });
+            Err("the handler raised")
+        });
+        assert!(matches!(r, Err("the handler raised")));
+        assert_eq!(chain.spent(), (42, 1, 1));
+        // The same path with nothing left refuses before sending and charges nothing.
+        let spent = BudgetChain::default()
+            .enter(limits(Some(0), None, None), now)
+            .expect("fresh");
+        let mut p = Pipeline::default();
+        p.attach(Box::new(BudgetObserver::new(Rc::new(RefCell::new(
+            spent.clone(),
+        )))));
+        let r: Result<Result<Result<(), String>, Stop>, &str> =
+            p.run_with(&e, None, |_| panic!("sent despite an empty budget"));
+        assert!(matches!(r, Ok(Err(Stop::Exhausted(Meter::Calls)))));
+        assert_eq!(spent.spent(), (0, 0, 0));
+    }
+
+    #[test]
     fn a_chain_crosses_threads() {
         fn send_sync<T: Send + Sync>() {}
         send_sync::<BudgetChain>();

@@ -313,3 +313,31 @@ fn ask_human_with_no_input_is_a_clear_error() {
     assert!(r.stderr.contains("--durable"), "{}", r.stderr);
     assert!(!r.stdout.contains("never"));
 }
+
+#[test]
+fn max_seconds_bounds_an_http_request_and_its_retries() {
+    let fake = FakeProvider::with_default(Behaviour::Stall(Duration::from_secs(20)));
+    let d = setup(
+        "http-stall",
+        &fake,
+        &format!(
+            r#"use http
+budget(max_seconds=1):
+    r = http.get("{}/slow", timeout=30.0)
+    match r:
+        case Ok(x):
+            print("ok")
+        case Err(why):
+            print(why)
+"#,
+            fake.url()
+        ),
+    );
+    let r = kora(&d, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Cut by the budget, not by its own 30 s timeout, and not retried past the deadline.
+    assert!(r.stdout.contains("timed out after"), "{}", r.stdout);
+    assert!(!r.stdout.contains("30.000"), "{}", r.stdout);
+    assert!(r.stdout.contains("no room to retry"), "{}", r.stdout);
+    assert_eq!(fake.count(), 1);
+}

@@ -35,8 +35,13 @@ fn setup(name: &str, fake: &FakeProvider, program: &str) -> PathBuf {
 }
 
 fn kora(d: &Path, stdin: Option<&str>) -> Run {
+    kora_with(d, &[], stdin)
+}
+
+fn kora_with(d: &Path, flags: &[&str], stdin: Option<&str>) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kora"))
         .arg("run")
+        .args(flags)
         .arg(d.join("main.ko"))
         .env("NO_COLOR", "1")
         .stdin(if stdin.is_some() {
@@ -340,4 +345,34 @@ budget(max_seconds=1):
     assert!(!r.stdout.contains("30.000"), "{}", r.stdout);
     assert!(r.stdout.contains("no room to retry"), "{}", r.stdout);
     assert_eq!(fake.count(), 1);
+}
+
+#[test]
+fn a_cassette_answer_passes_the_budget_like_a_live_one() {
+    let fake = FakeProvider::with_default(Behaviour::AnswerWithUsage("fine".into(), 7, 3));
+    let d = setup(
+        "cassette",
+        &fake,
+        &program(
+            r#"budget(max_calls=2, max_tokens=1000):
+    for i in range(3):
+        show(analyze(i, "Say fine."))
+    print("calls left", remaining("calls"), "tokens left", remaining("tokens"))
+"#,
+        ),
+    );
+    let live = kora_with(&d, &["--record"], None);
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    assert_eq!(
+        live.stdout,
+        "ok fine\nok fine\nexhausted calls\ncalls left 0 tokens left 980\n"
+    );
+    assert_eq!(fake.count(), 2);
+    // Replayed: the two recorded answers are admitted and charged the tokens they were
+    // recorded with, and the third call is
+    // refused by the budget before the cassette could report a miss.
+    let replayed = kora_with(&d, &["--replay"], None);
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    assert_eq!(replayed.stdout, live.stdout);
+    assert_eq!(fake.count(), 2, "the replay reached no provider");
 }

@@ -8,6 +8,7 @@ pub mod arith;
 mod ask_human;
 mod assert;
 pub mod budget;
+mod budget_observer;
 mod budget_scope;
 pub mod builtins;
 pub mod caller;

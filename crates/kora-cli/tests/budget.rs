@@ -195,7 +195,11 @@ budget(max_calls=2):
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("E1301"), "{}", r.stderr);
     assert!(r.stderr.contains("max_calls=5"), "{}", r.stderr);
-    assert_eq!(fake.count(), 1, "the tightening call ran, the loosening one did not");
+    assert_eq!(
+        fake.count(),
+        1,
+        "the tightening call ran, the loosening one did not"
+    );
 }
 
 #[test]
@@ -214,7 +218,11 @@ print("after")
     let r = kora(&d, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, "exhausted time\nafter\n");
-    assert_eq!(fake.count(), 1, "the request was in flight when time ran out");
+    assert_eq!(
+        fake.count(),
+        1,
+        "the request was in flight when time ran out"
+    );
 }
 
 #[test]
@@ -234,8 +242,7 @@ fn time_is_named_first_when_several_meters_ran_out() {
     let r = kora(&d, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
-        r.stdout,
-        "exhausted time\ncalls left 0\nexhausted time\n",
+        r.stdout, "exhausted time\ncalls left 0\nexhausted time\n",
         "calls are out too, but time is what stopped it"
     );
     assert_eq!(fake.count(), 1);
@@ -262,11 +269,7 @@ budget(max_tokens=50, max_steps=7, max_seconds=60):
 #[test]
 fn an_unknown_meter_is_a_check_error() {
     let fake = FakeProvider::start();
-    let d = setup(
-        "bad-meter",
-        &fake,
-        "print(remaining(\"dollars\"))\n",
-    );
+    let d = setup("bad-meter", &fake, "print(remaining(\"dollars\"))\n");
     let r = kora(&d, None);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("E0803"), "{}", r.stderr);
@@ -275,11 +278,7 @@ fn an_unknown_meter_is_a_check_error() {
 #[test]
 fn an_unknown_budget_argument_is_a_check_error() {
     let fake = FakeProvider::start();
-    let d = setup(
-        "bad-arg",
-        &fake,
-        "budget(max_time=5):\n    print(1)\n",
-    );
+    let d = setup("bad-arg", &fake, "budget(max_time=5):\n    print(1)\n");
     let r = kora(&d, None);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("E0802"), "{}", r.stderr);
@@ -375,4 +374,41 @@ fn a_cassette_answer_passes_the_budget_like_a_live_one() {
     assert_eq!(replayed.code, 0, "{}", replayed.stderr);
     assert_eq!(replayed.stdout, live.stdout);
     assert_eq!(fake.count(), 2, "the replay reached no provider");
+}
+
+#[test]
+fn max_steps_counts_model_turns() {
+    let fake = FakeProvider::with_default(Behaviour::Answer("fine".into()));
+    let d = setup(
+        "steps",
+        &fake,
+        &program(
+            r#"budget(max_steps=2):
+    for i in range(3):
+        show(analyze(i, "Say fine."))
+    print("steps left", remaining("steps"))
+"#,
+        ),
+    );
+    let r = kora(&d, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "ok fine\nok fine\nexhausted steps\nsteps left 0\n"
+    );
+    assert_eq!(fake.count(), 2);
+}
+
+#[test]
+fn a_computed_limit_that_is_negative_is_a_runtime_error() {
+    let fake = FakeProvider::start();
+    let d = setup(
+        "negative",
+        &fake,
+        "n = 3 - 5\nbudget(max_calls=n):\n    print(\"never\")\n",
+    );
+    let r = kora(&d, None);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("E1302"), "{}", r.stderr);
+    assert!(!r.stdout.contains("never"));
 }

@@ -179,5 +179,4 @@ mod tests {
         assert!(matches!(r, Ok(Err(Stop::Exhausted(Meter::Calls)))));
         assert_eq!(spent.spent(), (0, 0, 0));
     }
-
 }

@@ -134,7 +134,10 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 Err(f) if f.retry && !post && s.attempt() < ATTEMPTS => {
                     let wait = delay(s, f.after, &mut jitter);
                     if deadline.is_some_and(|d| Instant::now() + wait >= d) {
-                        return Err(format!("{} (the budget's time left no room to retry)", f.why));
+                        return Err(format!(
+                            "{} (the budget's time left no room to retry)",
+                            f.why
+                        ));
                     }
                     std::thread::sleep(wait);
                     s.retry();

@@ -525,6 +525,27 @@ mod tests {
     }
 
     #[test]
+    fn an_observer_after_a_replay_still_sees_prepared_and_terminal() {
+        let (mut p, log) = pipeline(Some(serde_json::json!({"ok": "recorded"})), false);
+        let late = Log::default();
+        p.attach(Box::new(Recorder {
+            log: late.clone(),
+            replay: None,
+            refuse: false,
+        }));
+        let r: Result<String, String> = p
+            .run(&effect(), |_| panic!("performed despite a recorded result"))
+            .expect("not stopped");
+        assert_eq!(r, Ok("recorded".to_string()));
+        assert_eq!(log.0.borrow().len(), 3);
+        let late = late.0.borrow().join("\n");
+        assert_eq!(
+            late,
+            "main.ko:<module>#0 Prepared\nmain.ko:<module>#0 Terminal\nend true {\"ok\":\"recorded\"}"
+        );
+    }
+
+    #[test]
     fn without_observers_the_effect_just_runs() {
         let mut p = Pipeline::default();
         let r = p.run(&effect(), |s| {

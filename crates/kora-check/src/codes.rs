@@ -27,6 +27,12 @@ pub const BREAK_VALUE: &str = "E0305";
 pub const RETURN_OUTSIDE: &str = "E0306";
 pub const LOOP_CONTROL_OUTSIDE: &str = "E0307";
 pub const BAD_PATTERN: &str = "E0308";
+// Tool loops and the context fence (E0820–E0829).
+pub const NOT_A_TOOL: &str = "E0820";
+pub const TOOLS_SHAPE: &str = "E0821";
+pub const BAD_HANDLER: &str = "E0822";
+pub const HANDLER_WITHOUT_CALL: &str = "E0823";
+pub const BAD_CONTEXT: &str = "E0824";
 pub const NOT_YET: &str = "E0901";
 pub const NO_STD_MEMBER: &str = "E0601";
 pub const STD_NOT_VALUE: &str = "E0602";

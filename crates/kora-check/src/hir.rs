@@ -168,6 +168,13 @@ pub enum StmtKind {
     Assert(Expr, Option<Expr>),
     /// `with mock analyze -> value:` (inside a test): the body's model calls answer with `value`.
     Mock(Expr, Vec<Stmt>),
+    /// `with context(max_input_tokens=N, reserve_output_tokens=N):`: the body's model calls
+    /// send only what fits (see the runtime's `context_fence.rs`).
+    Context {
+        max_input: Expr,
+        reserve_output: Option<Expr>,
+        body: Vec<Stmt>,
+    },
     /// `budget(max_tokens=N, ...):`: the body's model calls spend from a nested budget.
     Budget(Box<BudgetBlock>),
 }
@@ -339,6 +346,21 @@ pub struct AnalyzeCall {
     pub stream: bool,
     /// Structural identity: `file:function#index`, stable under comments and reformatting.
     pub site: String,
+    /// `tools=[...]`: the tools and agents the model may call (a list value at run time).
+    pub tools: Option<Expr>,
+    /// `on tool_call(name, args):`, run before each tool call.
+    pub on_tool_call: Option<ToolHandler>,
+    /// `on tool_result(name, args, result):`, run after each tool call.
+    pub on_tool_result: Option<ToolHandler>,
+}
+
+/// An `on tool_call` / `on tool_result` block. It runs in the frame of the statement it
+/// hangs off: its parameters are that frame's slots, and a `return` in it answers the
+/// loop (the text that replaces the tool, or the replacement result) instead of the function.
+#[derive(Debug)]
+pub struct ToolHandler {
+    pub params: Vec<Target>,
+    pub body: Vec<Stmt>,
 }
 
 #[derive(Debug, Default)]

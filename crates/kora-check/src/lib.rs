@@ -19,6 +19,7 @@ mod lower_std;
 mod lower_stmt;
 mod lower_store;
 mod lower_test;
+mod lower_tools;
 pub mod names;
 pub mod scope;
 pub mod std_api;
@@ -406,6 +407,7 @@ fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnos
                     g,
                     Rc::new(Sig {
                         name: d.name.name.clone(),
+                        kind: d.kind,
                         params,
                         star,
                         ret: ret.clone(),

@@ -21,6 +21,8 @@ use crate::types::Ty;
 #[derive(Debug, Clone)]
 pub struct Sig {
     pub name: String,
+    /// `def`, `tool` or `agent`: only the last two may be offered to a model as tools.
+    pub kind: ast::FuncKind,
     pub params: Vec<(String, Ty, bool)>,
     pub star: bool,
     pub ret: Ty,
@@ -124,6 +126,11 @@ pub(crate) struct Lowerer<'a> {
     pub uses_eval: bool,
     /// Recorded for the language server only (`Options::facts`).
     pub facts: Option<crate::facts::Facts>,
+    /// `on ...` handlers of the statement being lowered, until its `analyze` claims them.
+    pub pending_handlers: Vec<ast::Handler>,
+    /// Inside an `on tool_call`/`on tool_result` body: the function depth it runs at and
+    /// the type its `return` must have.
+    pub handler_ret: Option<(usize, Ty)>,
     /// Literal limits of the `budget` blocks enclosing the code being lowered, outermost first.
     pub budget_literals: Vec<crate::lower_budget::LiteralLimit>,
 }
@@ -151,6 +158,8 @@ impl<'a> Lowerer<'a> {
             in_test: 0,
             uses_eval: false,
             facts: None,
+            pending_handlers: Vec::new(),
+            handler_ret: None,
             budget_literals: Vec::new(),
         }
     }

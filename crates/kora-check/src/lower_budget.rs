@@ -2,7 +2,7 @@
 //!
 //! A nested budget may only tighten. When both limits are written as
 //! literals the checker says so before anything runs; any other value is
-//! compared when the block is entered (the runtime's E1301).
+//! compared when the block is entered (the runtime's E1321).
 
 use crate::codes;
 use crate::hir::{self, BudgetArg, ExprKind as H};

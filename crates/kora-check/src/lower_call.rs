@@ -20,10 +20,14 @@ impl Lowerer<'_> {
         };
         let mut positional = Vec::new();
         let mut model = None;
+        let mut tools = None;
+        // Handlers belong to this call; the expressions inside it may not take them.
+        let handlers = std::mem::take(&mut self.pending_handlers);
         for a in args {
             match &a.kind {
                 ArgKind::Positional(x) => positional.push(self.expr(x).0),
                 ArgKind::Keyword(k, x) if k.name == "model" => model = Some(self.expr(x).0),
+                ArgKind::Keyword(k, x) if k.name == "tools" => tools = Some(self.tools_arg(x)),
                 ArgKind::Keyword(k, x) => {
                     self.expr(x);
                     let what = format!("`analyze(..., {}=...)`", k.name);
@@ -61,6 +65,9 @@ impl Lowerer<'_> {
             );
             return (ex(H::None, span), Ty::Outcome(Box::new(expect)));
         }
+        self.pending_handlers = handlers;
+        let (on_tool_call, on_tool_result) =
+            self.claim_handlers(tools.is_some(), stream, &expect, span);
         let prompt = positional.pop().expect("two arguments");
         let data = positional.pop().expect("two arguments");
         let site = match self.ops.get(span) {
@@ -74,6 +81,9 @@ impl Lowerer<'_> {
             expect: expect.clone(),
             stream,
             site,
+            tools,
+            on_tool_call,
+            on_tool_result,
         };
         (
             ex(H::Analyze(Box::new(call)), span),
@@ -202,6 +212,7 @@ impl Lowerer<'_> {
                 let ty = Ty::Record(*tid, name.clone());
                 let sig = Sig {
                     name,
+                    kind: ast::FuncKind::Def,
                     params: fields,
                     star: false,
                     ret: ty.clone(),

@@ -178,6 +178,9 @@ impl Lowerer<'_> {
             expect: judgement,
             stream: false,
             site,
+            tools: None,
+            on_tool_call: None,
+            on_tool_result: None,
         };
         Some((ex(H::Analyze(Box::new(call)), span), result))
     }

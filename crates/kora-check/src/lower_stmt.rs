@@ -12,16 +12,20 @@ impl Lowerer<'_> {
         use hir::StmtKind as H;
         Some(match &s.kind {
             AS::Expr { expr, handlers } => {
-                self.handlers(handlers);
-                H::Expr(self.expr(expr).0)
+                self.stash_handlers(handlers);
+                let e = self.expr(expr).0;
+                self.unclaimed_handlers();
+                H::Expr(e)
             }
             AS::Assign {
                 targets,
                 value,
                 handlers,
             } => {
-                self.handlers(handlers);
-                return Some(self.assign(targets, value));
+                self.stash_handlers(handlers);
+                let a = self.assign(targets, value);
+                self.unclaimed_handlers();
+                return Some(a);
             }
             AS::AnnAssign {
                 target,
@@ -30,8 +34,10 @@ impl Lowerer<'_> {
                 handlers,
                 else_,
             } => {
-                self.handlers(handlers);
-                return self.ann_assign(target, ty, value.as_ref(), else_.as_ref(), s.span);
+                self.stash_handlers(handlers);
+                let a = self.ann_assign(target, ty, value.as_ref(), else_.as_ref(), s.span);
+                self.unclaimed_handlers();
+                return a;
             }
             AS::AugAssign { target, op, value } => {
                 let (v, vt) = self.expr(value);
@@ -96,7 +102,11 @@ impl Lowerer<'_> {
             }
             AS::Pass => H::Pass,
             AS::Return(v) => {
-                if self.f().is_module {
+                let in_handler = self
+                    .handler_ret
+                    .clone()
+                    .filter(|(depth, _)| *depth == self.fns.len());
+                if in_handler.is_none() && self.f().is_module {
                     self.err(
                         Diagnostic::error(
                             codes::RETURN_OUTSIDE,
@@ -107,7 +117,10 @@ impl Lowerer<'_> {
                         .with_help("put this code in a `def`, or end the loop with `break`"),
                     );
                 }
-                let ret = self.f().ret.clone();
+                let ret = match in_handler {
+                    Some((_, t)) => t,
+                    None => self.f().ret.clone(),
+                };
                 let v = v.as_ref().map(|v| {
                     // `return json.parse(text)` reads into the declared return type.
                     if matches!(v.kind, ast::ExprKind::Call { .. }) && ret.is_known() {
@@ -151,10 +164,7 @@ impl Lowerer<'_> {
                 H::Assert(c, msg.as_ref().map(|m| self.expr(m).0))
             }
             AS::Budget { args, body } => return self.budget_block(args, body, s.span),
-            AS::Context { .. } => {
-                self.not_yet("`with context`", s.span);
-                return None;
-            }
+            AS::Context { args, body } => return self.context_block(args, body, s.span),
             AS::Mock {
                 target,
                 value,
@@ -196,12 +206,6 @@ impl Lowerer<'_> {
             .with_label("not inside `for` or `while`")
             .with_help("use `return` to leave a function"),
         );
-    }
-
-    pub(crate) fn handlers(&mut self, hs: &[ast::Handler]) {
-        if let Some(h) = hs.first() {
-            self.not_yet(&format!("the `on {}` handler", h.event.name), h.span);
-        }
     }
 
     pub(crate) fn use_decl(&mut self, u: &ast::UseDecl, span: Span) -> Option<hir::StmtKind> {

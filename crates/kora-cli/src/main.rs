@@ -5,6 +5,7 @@
 
 mod check;
 mod diagnostics;
+mod durable_cmd;
 mod notes;
 mod observe;
 mod run;
@@ -41,6 +42,12 @@ enum Command {
         /// Use this run id (for `notes` and `kora notes`) instead of a fresh one
         #[arg(long, value_name = "ID")]
         run_id: Option<String>,
+        /// Journal every effect under .kora/runs/ so a killed run can be resumed
+        #[arg(long, conflicts_with = "resume")]
+        durable: bool,
+        /// Continue a durable run from its journal: finished effects are not performed again
+        #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["file", "run_id"])]
+        resume: Option<String>,
         /// After the run, print a report on stderr: `cost` is tokens (and money) per model and agent
         #[arg(long, value_enum)]
         report: Option<Report>,
@@ -48,7 +55,8 @@ enum Command {
         #[arg(long)]
         no_trace: bool,
         /// The `.ko` file to run
-        file: PathBuf,
+        #[arg(required_unless_present = "resume")]
+        file: Option<PathBuf>,
         /// Arguments passed to the program
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
@@ -91,6 +99,12 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// List the durable runs of this project and their state
+    Runs {
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Serve the language server protocol on stdin/stdout (for editors)
     Lsp,
     /// Serve the debug adapter protocol on stdin/stdout (for editors)
@@ -119,6 +133,8 @@ fn main() -> ExitCode {
             record,
             replay,
             run_id,
+            durable,
+            resume,
             report,
             no_trace,
         } => {
@@ -129,7 +145,19 @@ fn main() -> ExitCode {
             } else {
                 kora_runtime::cassette::Mode::Auto
             };
-            run::run(file, args, mode, run_id, observe(report, no_trace))
+            let durability = match resume {
+                Some(id) => durable_cmd::Durability::Resume(id),
+                None if durable => durable_cmd::Durability::Start,
+                None => durable_cmd::Durability::Plain,
+            };
+            run::run(run::RunOpts {
+                file,
+                args,
+                mode,
+                run_id,
+                observe: observe(report, no_trace),
+                durability,
+            })
         }
         Command::Test {
             paths,
@@ -146,6 +174,7 @@ fn main() -> ExitCode {
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),
         Command::Check { files } => check::check(&files),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
+        Command::Runs { dir } => durable_cmd::runs(dir),
         Command::Lsp => serve("lsp", kora_lsp::serve_stdio()),
         Command::Dap => serve("dap", kora_dap::serve_stdio()),
     };

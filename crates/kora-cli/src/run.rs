@@ -8,6 +8,7 @@ use kora_runtime::analyze::Models;
 use kora_runtime::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
 
+use crate::durable_cmd::{self, Durability};
 use crate::observe::{Observe, Session};
 
 /// The interpreter recurses on the host stack once per Kora call; 1000 nested
@@ -15,21 +16,26 @@ use crate::observe::{Observe, Session};
 /// pages cost nothing.
 const STACK_BYTES: usize = 1 << 30;
 
-pub fn run(
-    file: PathBuf,
-    args: Vec<String>,
-    mode: Mode,
-    run_id: Option<String>,
-    observe: Observe,
-) -> u8 {
-    if let Some(id) = run_id
+/// What `kora run` was asked to do.
+pub struct RunOpts {
+    pub file: Option<PathBuf>,
+    pub args: Vec<String>,
+    pub mode: Mode,
+    pub run_id: Option<String>,
+    pub observe: Observe,
+    pub durability: Durability,
+}
+
+pub fn run(opts: RunOpts) -> u8 {
+    if let Some(id) = opts
+        .run_id
         .as_deref()
         .filter(|id| !kora_runtime::stdlib::valid_run_id(id))
     {
         eprintln!("error: --run-id {id:?}: a run id is letters, digits, `-`, `_` and `.`");
         return 2;
     }
-    on_big_stack(move || run_on_this_thread(file, args, mode, run_id, observe))
+    on_big_stack(move || run_on_this_thread(opts))
 }
 
 /// Runs `f` on a thread with room for 1000 nested Kora calls; a panic is reported as a bug.
@@ -51,13 +57,35 @@ pub fn on_big_stack(f: impl FnOnce() -> u8 + Send + 'static) -> u8 {
     }
 }
 
-fn run_on_this_thread(
-    file: PathBuf,
-    args: Vec<String>,
-    mode: Mode,
-    run_id: Option<String>,
-    observe: Observe,
-) -> u8 {
+fn run_on_this_thread(opts: RunOpts) -> u8 {
+    let RunOpts {
+        file,
+        mut args,
+        mode,
+        mut run_id,
+        observe,
+        durability,
+    } = opts;
+    let mut resumed = None;
+    let file = match (&durability, file) {
+        (Durability::Resume(id), _) => match durable_cmd::open_resume(id) {
+            Ok((run, program, recorded)) => {
+                args = recorded;
+                run_id = Some(id.clone());
+                resumed = Some(run);
+                program
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        },
+        (_, Some(f)) => f,
+        (_, None) => {
+            eprintln!("error: `kora run` needs a FILE (or `--resume RUN_ID`)");
+            return 2;
+        }
+    };
     let checked = match check_program(&file, &Disk) {
         Ok(c) => c,
         Err(e) => {
@@ -73,16 +101,49 @@ fn run_on_this_thread(
         );
         return 2;
     };
-    let dir = file
-        .parent()
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                std::path::Path::new(".")
-            } else {
-                d
+    let dir = durable_cmd::folder_of(&file);
+    let durable = match (durability, resumed) {
+        (Durability::Plain, _) => None,
+        (Durability::Resume(id), Some(run)) => {
+            if run.past.program().map(|p| p.1) != Some(durable_cmd::digest(&program).as_str()) {
+                eprintln!(
+                    "error: run {id}: `{}` changed since the run started; a resume must run the same code (start a new run with `kora run --durable`)",
+                    file.display()
+                );
+                return 2;
             }
-        })
-        .unwrap_or(std::path::Path::new("."));
+            if run.past.state == kora_runtime::journal::RunState::Finished {
+                eprintln!("run {id} has already finished; nothing to resume");
+                return 0;
+            }
+            eprintln!("kora: resuming run {id}");
+            Some(run)
+        }
+        (Durability::Resume(_), None) => return 2,
+        (Durability::Start, _) => {
+            let id = run_id
+                .clone()
+                .unwrap_or_else(kora_runtime::stdlib::new_run_id);
+            let shown = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+            match kora_runtime::journal::Run::start(
+                &durable_cmd::project_of(dir),
+                &id,
+                &shown.display().to_string(),
+                &durable_cmd::digest(&program),
+                &args,
+            ) {
+                Ok(run) => {
+                    eprintln!("kora: durable run {id} (resume with `kora run --resume {id}`)");
+                    run_id = Some(id);
+                    Some(run)
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return 2;
+                }
+            }
+        }
+    };
     let config = match Config::discover(dir) {
         Ok(c) => c,
         Err(e) => {
@@ -107,15 +168,25 @@ fn run_on_this_thread(
         )
     });
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out: Box<dyn Write> = match &durable {
+        Some(run) => Box::new(kora_runtime::journal::JournaledOut::new(
+            run.clone(),
+            stdout.lock(),
+        )),
+        None => Box::new(std::io::BufWriter::with_capacity(1 << 16, stdout.lock())),
+    };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
-    let mut interp = kora_runtime::Interp::new(program.clone(), &mut out);
+    let mut interp = kora_runtime::Interp::new(program.clone(), &mut *out);
     interp.set_input(&mut input);
+    let mut observers: Vec<Box<dyn kora_runtime::effect::Observer>> = Vec::new();
+    if let Some(run) = &durable {
+        observers.push(Box::new(run.observer()));
+    }
     interp.set_run(kora_runtime::stdlib::RunSettings {
         run_id,
         args,
-        observers: Vec::new(),
+        observers,
     });
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), run_span);
@@ -132,6 +203,13 @@ fn run_on_this_thread(
     if let (Some(mut s), Some(span)) = (session, run_span) {
         s.close(span, result.as_ref().err().map(|e| e.code));
         s.finish();
+    }
+    if let Some(run) = &durable {
+        match (&result, &saved) {
+            (Ok(()), Ok(())) => run.status("finished", ""),
+            (Err(e), _) => run.status("failed", &e.message),
+            (_, Err(e)) => run.status("failed", e),
+        }
     }
     if let Err(e) = saved {
         eprintln!("error: {e}");

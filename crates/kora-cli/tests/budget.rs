@@ -193,7 +193,7 @@ budget(max_calls=2):
     );
     let r = kora(&d, None);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("E1301"), "{}", r.stderr);
+    assert!(r.stderr.contains("E1321"), "{}", r.stderr);
     assert!(r.stderr.contains("max_calls=5"), "{}", r.stderr);
     assert_eq!(
         fake.count(),
@@ -313,7 +313,7 @@ fn ask_human_with_no_input_is_a_clear_error() {
     );
     let r = kora(&d, None);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("E1304"), "{}", r.stderr);
+    assert!(r.stderr.contains("E1324"), "{}", r.stderr);
     assert!(r.stderr.contains("--durable"), "{}", r.stderr);
     assert!(!r.stdout.contains("never"));
 }
@@ -409,6 +409,6 @@ fn a_computed_limit_that_is_negative_is_a_runtime_error() {
     );
     let r = kora(&d, None);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("E1302"), "{}", r.stderr);
+    assert!(r.stderr.contains("E1322"), "{}", r.stderr);
     assert!(!r.stdout.contains("never"));
 }

@@ -120,18 +120,26 @@ impl Interp<'_> {
             }
             return answer;
         }
-        let Some(models) = self.models.as_mut() else {
-            return Err(RtError::new(
-                codes::CONFIG,
-                "model calls are not set up for this run",
-            ));
-        };
         let material = KeyMaterial {
             site: call.site.clone(),
             model: entry.name.clone(),
             prompt: prompt.clone(),
             data: data_text.clone(),
             images: Vec::new(),
+            tools: Json::Null,
+            history: Json::Null,
+        };
+        if call.tools.is_some() {
+            return self.tool_loop(call, entry, material, obs);
+        }
+        if let Some(failed) = self.fence_refuses(&entry, &material, &call.expect, obs) {
+            return Ok(failed);
+        }
+        let Some(models) = self.models.as_mut() else {
+            return Err(RtError::new(
+                codes::CONFIG,
+                "model calls are not set up for this run",
+            ));
         };
         let typed = call.expect != Ty::Str;
         let shape = typed.then(|| shape_of(&self.prog, &call.expect));
@@ -304,7 +312,7 @@ impl Interp<'_> {
 
     /// `{"ok": v}` / `{"uncertain": r}` / `{"failed": why}` / `{"exhausted": meter}` → the
     /// outcome value, reading `v` into the declared type.
-    fn recorded_outcome(&mut self, call: &AnalyzeCall, j: &Json) -> Value {
+    pub(crate) fn recorded_outcome(&mut self, call: &AnalyzeCall, j: &Json) -> Value {
         for (key, tag) in [
             ("uncertain", OutcomeTag::Uncertain),
             ("failed", OutcomeTag::Failed),

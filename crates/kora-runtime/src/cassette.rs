@@ -33,6 +33,12 @@ pub struct KeyMaterial {
     pub data: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<String>,
+    /// A tool loop's turn: the tool definitions offered.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub tools: serde_json::Value,
+    /// A tool loop's turn: the exchanges sent with it, after the context fence.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub history: serde_json::Value,
 }
 
 impl KeyMaterial {
@@ -46,6 +52,15 @@ impl KeyMaterial {
         for img in &self.images {
             h.update((img.len() as u64).to_le_bytes());
             h.update(img.as_bytes());
+        }
+        // Only a tool loop's turns add these, so every plain call keeps the key it had.
+        // Their JSON text is canonical: serde_json's maps keep keys sorted.
+        if !self.tools.is_null() || !self.history.is_null() {
+            h.update(b"tools");
+            for field in [self.tools.to_string(), self.history.to_string()] {
+                h.update((field.len() as u64).to_le_bytes());
+                h.update(field.as_bytes());
+            }
         }
         let digest = h.finalize();
         digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -151,6 +166,12 @@ impl Cassette {
             if e.material.images != m.images {
                 diff.push("images");
             }
+            if e.material.tools != m.tools {
+                diff.push("tool definitions");
+            }
+            if e.material.history != m.history {
+                diff.push("tool results so far");
+            }
             if best.as_ref().is_none_or(|b| diff.len() < b.len()) {
                 best = Some(diff);
             }
@@ -201,6 +222,8 @@ mod tests {
             prompt: prompt.into(),
             data: data.into(),
             images: vec![],
+            tools: serde_json::Value::Null,
+            history: serde_json::Value::Null,
         }
     }
 
@@ -209,6 +232,20 @@ mod tests {
         assert_ne!(m("ab", "c").key(), m("a", "bc").key());
         assert_eq!(m("ab", "c").key(), m("ab", "c").key());
         assert_eq!(m("x", "y").key().len(), 64);
+    }
+
+    #[test]
+    fn tool_material_keys_tool_turns_only() {
+        let plain = m("p", "d");
+        let mut first = m("p", "d");
+        first.history = serde_json::json!([]);
+        let mut second = first.clone();
+        second.history = serde_json::json!([{"name": "t", "result": 1}]);
+        assert_ne!(plain.key(), first.key());
+        assert_ne!(first.key(), second.key());
+        // A plain call's JSON has no tool fields, so cassettes written before tool loops read back.
+        let j = serde_json::to_value(&plain).expect("json");
+        assert!(j.get("tools").is_none() && j.get("history").is_none());
     }
 
     #[test]

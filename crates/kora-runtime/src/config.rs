@@ -18,6 +18,8 @@ pub struct Config {
     pub settings: Settings,
     /// `[budget.pricing]`, for the cost report's money column.
     pub pricing: Option<crate::pricing::Pricing>,
+    /// `[models] max_tool_turns`: model turns a tool loop may spend asking for tools.
+    pub max_tool_turns: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -59,6 +61,12 @@ const TOP_TABLES: &[&str] = &[
 const ENTRY_KEYS: &[&str] = &["name", "endpoint", "api_key_env", "api", "structured"];
 
 impl Config {
+    /// How many turns a tool loop may ask for tools before it ends `Failed`.
+    pub fn tool_turns(&self) -> u32 {
+        self.max_tool_turns
+            .unwrap_or(crate::tool_loop::DEFAULT_MAX_TOOL_TURNS)
+    }
+
     /// Reads the nearest `kora.toml` at or above `dir`; no file means defaults.
     pub fn discover(dir: &Path) -> Result<Config, ConfigError> {
         let mut cur = Some(dir);
@@ -153,6 +161,19 @@ impl Config {
                             )
                         })?;
                     cfg.settings.max_retries = n as u32;
+                }
+                "max_tool_turns" => {
+                    let n = v
+                        .as_integer()
+                        .filter(|n| (1..=1000).contains(n))
+                        .ok_or_else(|| {
+                            err(
+                                line,
+                                "`[models].max_tool_turns` must be a whole number from 1 to 1000"
+                                    .into(),
+                            )
+                        })?;
+                    cfg.max_tool_turns = Some(n as u32);
                 }
                 "default" => default_spec = Some(v),
                 _ => {

@@ -29,11 +29,13 @@ pub mod codes {
     // Tests, mocks and evaluation (E1200–E1249).
     pub const MOCK_MISMATCH: &str = "E1201";
     pub const MOCK_VALUE: &str = "E1202";
-    // Budgets and the human in the loop (E1300–E1319).
-    pub const BUDGET_LOOSENED: &str = "E1301";
-    pub const BUDGET_VALUE: &str = "E1302";
-    pub const UNKNOWN_METER: &str = "E1303";
-    pub const NO_HUMAN: &str = "E1304";
+    // Tool loops (E1300–E1319).
+    pub const NOT_A_TOOL: &str = "E1301";
+    // Budgets and the human in the loop (E1320–E1339).
+    pub const BUDGET_LOOSENED: &str = "E1321";
+    pub const BUDGET_VALUE: &str = "E1322";
+    pub const UNKNOWN_METER: &str = "E1323";
+    pub const NO_HUMAN: &str = "E1324";
 }
 
 /// One frame of a Kora stack trace.

@@ -168,6 +168,11 @@ impl Interp<'_> {
             }
             S::Assert(c, msg) => self.exec_assert(c, msg.as_ref())?,
             S::Mock(value, body) => return self.exec_mock(value, body, s.span),
+            S::Context {
+                max_input,
+                reserve_output,
+                body,
+            } => return self.exec_context(max_input, reserve_output.as_ref(), body),
             S::Budget(b) => return self.exec_budget(b, s.span),
         }
         Ok(Flow::Normal)

@@ -92,6 +92,8 @@ pub struct Interp<'io> {
     pub(crate) mocks: Vec<crate::mock::Mock>,
     /// Where spans go, when a tracer is attached (see `trace.rs`).
     pub(crate) tracing: Option<crate::trace::Tracing<'io>>,
+    /// Active `with context(...)` blocks, innermost last (see `context_fence.rs`).
+    pub(crate) fences: Vec<crate::context_fence::Fence>,
     /// The budget scope in force, shared with the budget's observer; `None` until the run
     /// first enters a `budget` block or adopts a chain (see `budget_scope.rs`).
     pub(crate) budget: Option<crate::budget::CurrentBudget>,
@@ -128,6 +130,7 @@ impl<'io> Interp<'io> {
             host: None,
             mocks: Vec::new(),
             tracing: None,
+            fences: Vec::new(),
             budget: None,
         }
     }

@@ -38,6 +38,10 @@ pub(crate) struct ModelObs {
     pub attempts: Vec<Attempt>,
     /// Why the call ended `Failed`, when it did.
     pub failure: Option<String>,
+    /// The tool calls a tool loop ran, in order.
+    pub tools: Vec<crate::tool_loop::ToolObs>,
+    /// The most earlier exchanges the context fence left out of one request.
+    pub dropped_exchanges: usize,
 }
 
 impl ModelObs {
@@ -132,6 +136,7 @@ impl Interp<'_> {
             };
             t.sink.close(id, a.started + a.duration, status, None);
         }
+        crate::tool_span::report(&mut *t.sink, span, obs);
         // Messages are never copied into a span: a runtime error or a provider's
         // text can quote program values, and a classified one must not leak here.
         let status = match result {

@@ -73,6 +73,41 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// The chat messages the request carried (both wire formats use `messages`).
+    pub fn messages(&self) -> Vec<Value> {
+        self.body
+            .get("messages")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The tool results the request carried back to the model, each parsed from its
+    /// envelope text (`{"tool": name, "untrusted_result": ...}`), in order.
+    pub fn tool_results(&self) -> Vec<Value> {
+        self.messages()
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
+            .map(|m| {
+                let text = m.get("content").and_then(Value::as_str).unwrap_or("");
+                serde_json::from_str(text).unwrap_or(Value::Null)
+            })
+            .collect()
+    }
+
+    /// The names of the tools the request offered.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|ts| {
+                ts.iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers

@@ -161,6 +161,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 let conn = guard.as_ref().ok_or("the database is closed")?;
                 let rows = query(conn, &text, &params)?;
                 s.observe(Observation::Rows(rows.rows.len() as u64));
+                if s.is_observed() {
+                    // A journal digests what the query saw, to notice a changed world on resume.
+                    let seen = serde_json::to_vec(&rows.to_record()).unwrap_or_default();
+                    s.observe(Observation::Read(&seen));
+                }
                 Ok(rows)
             })?;
             let rows = match r {

@@ -1,0 +1,88 @@
+//! `kora run --durable` / `--resume RUN_ID` set-up, and `kora runs`: which run, which journal, which program.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kora_runtime::journal::{self, Run};
+
+/// How `kora run` treats durability.
+pub enum Durability {
+    Plain,
+    /// Start a new durable run (with this id when `--run-id` gave one).
+    Start,
+    Resume(String),
+}
+
+/// The project folder of a path: the nearest folder up holding `kora.toml`, else the path's own folder.
+pub fn project_of(dir: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find(|d| d.join("kora.toml").is_file())
+        .unwrap_or(&dir)
+        .to_path_buf()
+}
+
+/// The folder a program lives in (`.` for a bare file name).
+pub fn folder_of(file: &Path) -> &Path {
+    match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// The program's identity for the journal.
+pub fn digest(program: &kora_check::hir::Program) -> String {
+    journal::program_digest(
+        program
+            .modules
+            .iter()
+            .map(|m| (m.path.as_path(), &*m.source)),
+    )
+}
+
+/// Opens a run to resume: where its journal says its program and arguments are.
+pub fn open_resume(id: &str) -> Result<(Arc<Run>, PathBuf, Vec<String>), String> {
+    if !kora_runtime::stdlib::valid_run_id(id) {
+        return Err(format!(
+            "--resume {id:?}: a run id is letters, digits, `-`, `_` and `.`"
+        ));
+    }
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let run = Run::resume(&project_of(&here), id).map_err(|e| e.to_string())?;
+    let Some((program, _, args)) = run.past.program() else {
+        return Err(format!("run {id}: the journal's header is missing"));
+    };
+    let (program, args) = (PathBuf::from(program), args.to_vec());
+    Ok((run, program, args))
+}
+
+/// `kora runs`: every durable run of the project with its state.
+pub fn runs(dir: Option<PathBuf>) -> u8 {
+    let here =
+        dir.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+    let project = project_of(&here);
+    match journal::list(&project) {
+        Ok(list) if list.is_empty() => {
+            eprintln!(
+                "no durable runs under {}",
+                journal::runs_root(&project).display()
+            );
+            0
+        }
+        Ok(list) => {
+            for r in list {
+                let detail = if r.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!("  ({})", r.detail)
+                };
+                println!("{}  {:<11}  {}{detail}", r.id, r.state, r.program);
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("error: cannot list runs: {e}");
+            1
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! End to end: `kora run --durable`, `--resume`, `kora runs`, and a crash harness of real killed `kora` processes.
+//!
+//! The harness kills durable runs of a program that writes SQLite rows, draws
+//! random numbers and prints, at every journal append it makes (before the
+//! line, and halfway through it) and at random moments, then resumes each run
+//! to the end and checks the world: every row written exactly once, each row's
+//! random tag the one printed for it, the printed lines those of one
+//! uninterrupted run. Kills are `KORA_JOURNAL_CRASH` aborts (a chosen append)
+//! and `Child::kill` (SIGKILL at a random instant).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+const ROWS: i64 = 6;
+
+const PROGRAM: &str = r#"use sql
+use random
+
+def main() -> None:
+    db: sql.Db = sql.open("rows.db") else (why, kind):
+        print(why)
+        return
+    db.execute("CREATE TABLE IF NOT EXISTS r (n INTEGER, tag INTEGER)")
+    for i in range(ROWS):
+        tag = random.randint(0, 1000000000)
+        db.execute("INSERT INTO r VALUES (?, ?)", [i, tag])
+        print(f"row {i} tag {tag}")
+    print("done")
+
+main()
+"#;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kora-durable-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    std::fs::write(
+        d.join("prog.ko"),
+        PROGRAM.replace("ROWS", &ROWS.to_string()),
+    )
+    .expect("program");
+    d
+}
+
+fn kora(cwd: &Path, args: &[&str], crash: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kora"));
+    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    if let Some(at) = crash {
+        c.env("KORA_JOURNAL_CRASH", at);
+    }
+    c.output().expect("kora runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The rows on disk, in order of `n`.
+fn rows(d: &Path) -> Vec<(i64, i64)> {
+    let db = rusqlite::Connection::open(d.join("rows.db")).expect("open rows.db");
+    let mut q = db
+        .prepare("SELECT n, tag FROM r ORDER BY n, rowid")
+        .expect("query");
+    let rows = q
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("rows")
+        .map(|r| r.expect("row"))
+        .collect();
+    rows
+}
+
+/// What a run's combined output must be: one line per row with its tag, then `done`.
+/// Output is at-least-once (a piece shown just before a kill may be shown again), so a
+/// line repeated right after itself is accepted; anything else is not.
+fn check_output(shown: &str, rows: &[(i64, i64)], ctx: &str) {
+    let mut want: Vec<String> = rows
+        .iter()
+        .map(|(n, t)| format!("row {n} tag {t}"))
+        .collect();
+    want.push("done".into());
+    let mut got: Vec<&str> = shown.lines().collect();
+    got.dedup();
+    assert_eq!(
+        got, want,
+        "{ctx}: output differs from one uninterrupted run:\n{shown}"
+    );
+}
+
+fn check_world(d: &Path, shown: &str, ctx: &str) {
+    let rows = rows(d);
+    let ns: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(
+        ns,
+        (0..ROWS).collect::<Vec<_>>(),
+        "{ctx}: rows lost or duplicated"
+    );
+    check_output(shown, &rows, ctx);
+}
+
+/// Resumes until the run ends; returns everything shown, or the refusal of an unknown write.
+fn resume_to_end(d: &Path, id: &str, mut shown: String, ctx: &str) -> Result<String, String> {
+    // One resume either finishes the run or refuses an unknown write; anything else is a bug.
+    let out = kora(d, &["run", "--resume", id], None);
+    shown.push_str(&text(&out.stdout));
+    match out.status.code() {
+        Some(0) => Ok(shown),
+        Some(1) if text(&out.stderr).contains("whether it happened is unknown") => {
+            Err(text(&out.stderr))
+        }
+        code => panic!("{ctx}: resume exited {code:?}:\n{}", text(&out.stderr)),
+    }
+}
+
+/// How many journal appends an uninterrupted run makes.
+fn appends_of_a_clean_run() -> usize {
+    let d = dir("clean");
+    let out = kora(&d, &["run", "--durable", "--run-id", "c", "prog.ko"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    check_world(&d, &text(&out.stdout), "clean run");
+    let journal = std::fs::read_to_string(d.join(".kora/runs/c/journal.jsonl")).expect("journal");
+    // The header goes in by rename, not by an append.
+    journal.lines().count() - 1
+}
+
+#[test]
+fn killed_at_every_append_and_at_random_resumes_exactly_once() {
+    let appends = appends_of_a_clean_run();
+    assert!(
+        appends > 3 * ROWS as usize,
+        "the journal records each effect"
+    );
+    let mut kills = 0;
+    let mut unknown_writes = 0;
+    // A kill before each append, and one halfway through writing each line (a torn tail).
+    for at in 1..=appends {
+        for half in [false, true] {
+            let point = if half {
+                format!("{at}.half")
+            } else {
+                at.to_string()
+            };
+            let ctx = format!("killed at append {point}");
+            let d = dir("chosen");
+            let first = kora(
+                &d,
+                &["run", "--durable", "--run-id", "k", "prog.ko"],
+                Some(&point),
+            );
+            assert_ne!(
+                first.status.code(),
+                Some(0),
+                "{ctx}: the run was not killed"
+            );
+            kills += 1;
+            match resume_to_end(&d, "k", text(&first.stdout), &ctx) {
+                Ok(shown) => check_world(&d, &shown, &ctx),
+                Err(why) => {
+                    // Only a write whose mark was synced and whose outcome was not.
+                    assert!(why.contains("sql.Db.execute"), "{ctx}: {why}");
+                    unknown_writes += 1;
+                }
+            }
+        }
+    }
+    // Random SIGKILLs, each run killed again on its first resume too.
+    let mut rng = fastrand::Rng::with_seed(0x6b6f7261);
+    let d = dir("random");
+    for round in 0..100 {
+        let ctx = format!("random kill round {round}");
+        let _ = std::fs::remove_dir_all(d.join(".kora"));
+        let _ = std::fs::remove_file(d.join("rows.db"));
+        let mut shown = String::new();
+        let mut args = vec!["run", "--durable", "--run-id", "x", "prog.ko"];
+        for _ in 0..2 {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_kora"))
+                .args(&args)
+                .current_dir(&d)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("kora starts");
+            std::thread::sleep(Duration::from_micros(rng.u64(0..25_000)));
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("kora ends");
+            shown.push_str(&text(&out.stdout));
+            if out.status.success() {
+                // The kill came after the run had ended.
+                break;
+            }
+            kills += 1;
+            if !d.join(".kora/runs/x/journal.jsonl").exists() {
+                // Killed before the run was created: start it afresh.
+                continue;
+            }
+            args = vec!["run", "--resume", "x"];
+        }
+        if !d.join(".kora/runs/x/journal.jsonl").exists() {
+            continue;
+        }
+        match resume_to_end(&d, "x", shown, &ctx) {
+            Ok(shown) => check_world(&d, &shown, &ctx),
+            Err(why) => {
+                assert!(why.contains("sql.Db.execute"), "{ctx}: {why}");
+                unknown_writes += 1;
+            }
+        }
+    }
+    assert!(kills >= 200, "only {kills} kills");
+    // The window between a write's mark and its outcome is real, and the harness hit it.
+    assert!(
+        unknown_writes > 0,
+        "no kill landed between a mark and its outcome"
+    );
+}
+
+#[test]
+fn runs_lists_states_and_a_finished_run_is_not_run_again() {
+    let d = dir("runs");
+    let killed = kora(
+        &d,
+        &["run", "--durable", "--run-id", "a", "prog.ko"],
+        Some("5"),
+    );
+    assert_ne!(killed.status.code(), Some(0));
+    let done = kora(&d, &["run", "--durable", "--run-id", "b", "prog.ko"], None);
+    assert_eq!(done.status.code(), Some(0));
+    assert!(
+        text(&done.stderr).contains("durable run b"),
+        "{}",
+        text(&done.stderr)
+    );
+    let list = text(&kora(&d, &["runs"], None).stdout);
+    assert!(list.contains("a  interrupted"), "{list}");
+    assert!(list.contains("b  finished"), "{list}");
+    let again = kora(&d, &["run", "--resume", "b"], None);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(text(&again.stdout), "", "a finished run printed again");
+    assert!(text(&again.stderr).contains("already finished"));
+}
+
+#[test]
+fn a_changed_program_or_unknown_run_is_refused_by_name() {
+    let d = dir("changed");
+    let killed = kora(
+        &d,
+        &["run", "--durable", "--run-id", "a", "prog.ko"],
+        Some("6"),
+    );
+    assert_ne!(killed.status.code(), Some(0));
+    std::fs::write(d.join("prog.ko"), PROGRAM.replace("ROWS", "7")).expect("edit");
+    let out = kora(&d, &["run", "--resume", "a"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("changed since the run started"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = kora(&d, &["run", "--resume", "nope"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no run nope"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_second_resume_of_a_running_run_fails_at_once() {
+    let d = dir("locked");
+    std::fs::write(
+        d.join("slow.ko"),
+        "use time\n\ntime.sleep(0.5)\ntime.sleep(30.0)\nprint(\"woke\")\n",
+    )
+    .expect("program");
+    let first = kora(
+        &d,
+        &["run", "--durable", "--run-id", "s", "slow.ko"],
+        Some("2"),
+    );
+    assert_ne!(first.status.code(), Some(0));
+    let mut holder = Command::new(env!("CARGO_BIN_EXE_kora"))
+        .args(["run", "--resume", "s"])
+        .current_dir(&d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kora starts");
+    // Wait until the holder has taken the lock (its `running` status line is appended).
+    let journal = d.join(".kora/runs/s/journal.jsonl");
+    let mut held = false;
+    for _ in 0..200 {
+        let j = std::fs::read_to_string(&journal).unwrap_or_default();
+        if j.contains("\"resumed\"") {
+            held = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let second = kora(&d, &["run", "--resume", "s"], None);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert!(held, "the first resume never started");
+    assert_eq!(second.status.code(), Some(2));
+    assert!(
+        text(&second.stderr).contains("already running in another process"),
+        "{}",
+        text(&second.stderr)
+    );
+}
+
+#[test]
+fn a_read_that_sees_a_changed_world_stops_the_resume_by_name() {
+    let d = dir("reads");
+    std::fs::write(d.join("in.txt"), "first").expect("input");
+    std::fs::write(
+        d.join("read.ko"),
+        "use fs\nuse random\n\ndef main() -> None:\n    text: str = fs.read(\"in.txt\") else:\n        return\n    print(text, random.random() >= 0.0)\n\nmain()\n",
+    )
+    .expect("program");
+    // Appends: status, the read's outcome, then the draw: stop before the draw is recorded.
+    let first = kora(
+        &d,
+        &["run", "--durable", "--run-id", "r", "read.ko"],
+        Some("3"),
+    );
+    assert_ne!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    std::fs::write(d.join("in.txt"), "changed").expect("input");
+    let out = kora(&d, &["run", "--resume", "r"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("fs.read") && err.contains("read something different"),
+        "{err}"
+    );
+}

@@ -1,0 +1,358 @@
+//! A durable run: its journal opened for writing, and the pipeline observer that replays and records effects.
+//!
+//! Every effect gets a slot named by its structural operation id and how many
+//! times that operation has run before in this run (`main.ko:f#2/7`); a resume
+//! re-runs the program from the top, so the same code reaches the same slots.
+//! What the observer does with a slot is gaps.md's resume table: a finished
+//! effect is replayed, never performed again; a read is performed again and its
+//! digest compared; a world-changing write left between its mark and its outcome
+//! stops the run, because whether it happened is unknown.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+
+use super::commit::Writer;
+use super::fold::{fold, Folded, SlotState};
+use super::lock::RunLock;
+use super::record::{Record, FORMAT};
+use super::store::{load, LoadError};
+use crate::effect::{Class, Effect, Kind, Observation, Observer, State, Verdict};
+
+/// Why a durable run could not start or resume.
+#[derive(Debug)]
+pub enum RunError {
+    NotFound(String),
+    Locked(String),
+    Load(String),
+    /// The journal belongs to another format or another program.
+    Refused(String),
+    Io(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            RunError::NotFound(s)
+            | RunError::Locked(s)
+            | RunError::Load(s)
+            | RunError::Refused(s)
+            | RunError::Io(s) => f.write_str(s),
+        }
+    }
+}
+
+/// One durable run, shared by its interpreter, its output and (later) its workers.
+pub struct Run {
+    pub id: String,
+    pub dir: PathBuf,
+    /// What the journal held when this process started: the slots a resume replays.
+    pub past: Folded,
+    writer: Writer,
+    /// The newest effect record appended without a sync (0: none).
+    unsynced: AtomicU64,
+    /// The first journal write that failed: the run stops at its next effect.
+    broken: Mutex<Option<String>>,
+    _lock: RunLock,
+}
+
+/// A program's identity for the journal: SHA-256 over each module's path and source.
+pub fn program_digest<'a>(modules: impl Iterator<Item = (&'a Path, &'a str)>) -> String {
+    let mut h = Sha256::new();
+    for (path, source) in modules {
+        let p = path.to_string_lossy();
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p.as_bytes());
+        h.update((source.len() as u64).to_le_bytes());
+        h.update(source.as_bytes());
+    }
+    hex(&h.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Run {
+    /// Starts a new run: its folder, its lock, and a header synced before anything happens.
+    pub fn start(
+        project_dir: &Path,
+        id: &str,
+        program: &str,
+        digest: &str,
+        args: &[String],
+    ) -> Result<Arc<Run>, RunError> {
+        let path = super::journal_path(project_dir, id);
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if path.exists() {
+            return Err(RunError::Refused(format!(
+                "run {id} already exists; resume it with `kora run --resume {id}` or pick another --run-id"
+            )));
+        }
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| RunError::Io(format!("cannot create {}: {e}", dir.display())))?;
+        let lock = RunLock::take(&dir, id).map_err(RunError::Locked)?;
+        // The header goes in by rename, so a journal either names its program or does not exist.
+        let header = Record::Header {
+            format: FORMAT,
+            run: id.to_string(),
+            program: program.to_string(),
+            digest: digest.to_string(),
+            args: args.to_vec(),
+        };
+        let io = |e: std::io::Error| RunError::Io(format!("cannot write {}: {e}", path.display()));
+        let tmp = dir.join("journal.jsonl.new");
+        {
+            let mut f = std::fs::File::create(&tmp).map_err(io)?;
+            std::io::Write::write_all(&mut f, header.line().as_bytes()).map_err(io)?;
+            f.sync_all().map_err(io)?;
+        }
+        std::fs::rename(&tmp, &path).map_err(io)?;
+        let whole = header.line().len() as u64;
+        let writer = Writer::open(&path, whole).map_err(io)?;
+        Run::open(id, dir, fold(&[]), writer, lock, "")
+    }
+
+    /// Opens an existing run to continue it; `digest` is checked by the caller against the header.
+    pub fn resume(project_dir: &Path, id: &str) -> Result<Arc<Run>, RunError> {
+        let path = super::journal_path(project_dir, id);
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if !path.is_file() {
+            return Err(RunError::NotFound(format!(
+                "no run {id} under {} (`kora runs` lists the runs here)",
+                super::runs_root(project_dir).display()
+            )));
+        }
+        let lock = RunLock::take(&dir, id).map_err(RunError::Locked)?;
+        let loaded = load(&path).map_err(|e| match e {
+            LoadError::Io(e) => RunError::Io(format!("cannot read {}: {e}", path.display())),
+            e => RunError::Load(format!("run {id}: {e}")),
+        })?;
+        match loaded.records.first() {
+            Some(Record::Header { format, .. }) if *format == FORMAT => {}
+            Some(Record::Header { format, .. }) => {
+                return Err(RunError::Refused(format!(
+                    "run {id} was written in journal format {format}, and this kora reads format {FORMAT} only; finish it with the kora that started it"
+                )))
+            }
+            _ => {
+                return Err(RunError::Load(format!(
+                    "run {id}: the journal has no header, so it was never started properly; start a new run"
+                )))
+            }
+        }
+        let writer = Writer::open(&path, loaded.whole)
+            .map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
+        Run::open(id, dir, fold(&loaded.records), writer, lock, "resumed")
+    }
+
+    /// The run, marked running (synced) before any effect of this process.
+    fn open(
+        id: &str,
+        dir: PathBuf,
+        past: Folded,
+        writer: Writer,
+        lock: RunLock,
+        how: &str,
+    ) -> Result<Arc<Run>, RunError> {
+        let run = Run {
+            id: id.to_string(),
+            dir,
+            past,
+            writer,
+            unsynced: AtomicU64::new(0),
+            broken: Mutex::new(None),
+            _lock: lock,
+        };
+        run.status("running", how);
+        run.check()?;
+        Ok(Arc::new(run))
+    }
+
+    fn write(&self, r: &Record, durable: bool) {
+        let result = if durable {
+            self.writer.append_synced(r)
+        } else {
+            self.writer.append(r).map(|seq| {
+                if !matches!(r, Record::Out { .. }) {
+                    self.unsynced.fetch_max(seq, Ordering::Relaxed);
+                }
+            })
+        };
+        if let Err(e) = result {
+            let mut broken = self.broken.lock().unwrap_or_else(|p| p.into_inner());
+            broken.get_or_insert_with(|| {
+                format!("the journal of run {} cannot be written: {e}", self.id)
+            });
+        }
+    }
+
+    fn check(&self) -> Result<(), RunError> {
+        match self.broken_reason() {
+            Some(why) => Err(RunError::Io(why)),
+            None => Ok(()),
+        }
+    }
+
+    fn broken_reason(&self) -> Option<String> {
+        self.broken
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Records a change of the run's state (synced: `kora runs` reads it).
+    pub fn status(&self, state: &str, detail: &str) {
+        self.write(
+            &Record::Status {
+                state: state.to_string(),
+                detail: detail.to_string(),
+            },
+            true,
+        );
+    }
+
+    /// Makes the unsynced effect records durable (one sync, or none if nothing is pending).
+    pub fn settle(&self) {
+        let seq = self.unsynced.load(Ordering::Relaxed);
+        if seq == 0 {
+            return;
+        }
+        if let Err(e) = self.writer.sync_to(seq) {
+            let mut broken = self.broken.lock().unwrap_or_else(|p| p.into_inner());
+            broken.get_or_insert_with(|| {
+                format!("the journal of run {} cannot be synced: {e}", self.id)
+            });
+        }
+    }
+
+    /// Records output that reached the terminal.
+    pub fn shown(&self, bytes: u64) {
+        self.write(&Record::Out { bytes }, false);
+    }
+
+    /// How many fsyncs the journal took in this process.
+    pub fn syncs(&self) -> u64 {
+        self.writer.syncs()
+    }
+
+    /// The observer a run's pipeline attaches.
+    pub fn observer(self: &Arc<Self>) -> Durable {
+        Durable {
+            run: Arc::clone(self),
+            seen: HashMap::new(),
+            slot: String::new(),
+            replayed: false,
+            expect_digest: None,
+            digest: None,
+            diverged: None,
+        }
+    }
+}
+
+/// The journal's observer on one interpreter's pipeline.
+pub struct Durable {
+    run: Arc<Run>,
+    /// How many times each operation has run, which names its next slot.
+    seen: HashMap<String, u32>,
+    slot: String,
+    replayed: bool,
+    expect_digest: Option<String>,
+    digest: Option<String>,
+    /// A read that saw a different world: the run stops at its next effect.
+    diverged: Option<String>,
+}
+
+/// Effects whose outcome is not synced on its own. Losing such a record to a crash
+/// only means the effect runs again on resume, and nothing outside the process saw
+/// the first result: anything that could show it (output, a write, a model call)
+/// syncs first, and a sync covers every line appended before it.
+fn cheap(e: &Effect) -> bool {
+    e.class == Class::Read
+        || matches!(
+            e.kind,
+            Kind::Clock | Kind::Random | Kind::Output | Kind::Sleep | Kind::Env
+        )
+}
+
+/// Marked before it is sent, so a crash in between is known to be ambiguous.
+fn two_phase(e: &Effect) -> bool {
+    e.class == Class::WorldChanging || e.kind == Kind::Tool
+}
+
+impl Observer for Durable {
+    fn prepared(&mut self, e: &Effect) -> Verdict {
+        if let Some(why) = self.diverged.take().or_else(|| self.run.broken_reason()) {
+            return Verdict::Refuse(why);
+        }
+        let n = self.seen.entry(e.op.to_string()).or_insert(0);
+        self.slot = format!("{}/{n}", e.op);
+        *n += 1;
+        self.replayed = false;
+        self.expect_digest = None;
+        self.digest = None;
+        match self.run.past.slots.get(&self.slot) {
+            Some(SlotState::Done { digest, .. }) if e.class == Class::Read => {
+                self.expect_digest = digest.clone();
+                self.replayed = true;
+                Verdict::Proceed
+            }
+            Some(SlotState::Done { result, .. }) => {
+                self.replayed = true;
+                Verdict::Replay(result.clone())
+            }
+            Some(SlotState::Sent { call, .. }) if two_phase(e) => Verdict::Refuse(format!(
+                "run {} stopped after `{call}` at {} was sent and before its outcome was recorded, so whether it happened is unknown; check by hand, then start a new run",
+                self.run.id, self.slot
+            )),
+            _ => Verdict::Proceed,
+        }
+    }
+
+    fn transition(&mut self, e: &Effect, state: State) {
+        if state == (State::Sent { attempt: 1 }) && two_phase(e) {
+            self.run.write(
+                &Record::Sent {
+                    slot: self.slot.clone(),
+                    kind: e.kind.name().to_string(),
+                    call: e.call.to_string(),
+                },
+                true,
+            );
+        }
+    }
+
+    fn observed(&mut self, e: &Effect, what: &Observation) {
+        if let (Observation::Read(bytes), Class::Read) = (what, e.class) {
+            let d = hex(&Sha256::digest(bytes));
+            if let Some(expected) = &self.expect_digest {
+                if *expected != d {
+                    self.diverged = Some(format!(
+                        "`{}` at {} read something different from what run {} read before it stopped ({}); the world changed under the run, so resuming could repeat or skip work",
+                        e.call, self.slot, self.run.id, e.target
+                    ));
+                }
+            }
+            self.digest = Some(d);
+        }
+    }
+
+    fn terminal(&mut self, e: &Effect, _ok: bool, record: &dyn Fn() -> Json) {
+        if self.replayed {
+            return;
+        }
+        self.run.write(
+            &Record::Done {
+                slot: self.slot.clone(),
+                kind: e.kind.name().to_string(),
+                result: record(),
+                digest: self.digest.take(),
+            },
+            !cheap(e),
+        );
+    }
+}

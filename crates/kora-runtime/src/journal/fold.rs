@@ -1,0 +1,148 @@
+//! Folding a journal's records into what a resume needs: each slot's last state, output shown, run state.
+
+use std::collections::HashMap;
+
+use serde_json::Value as Json;
+
+use super::record::Record;
+
+/// Where one effect slot stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SlotState {
+    /// Marked before acting on the world; no outcome was recorded.
+    Sent { kind: String, call: String },
+    /// Finished: the recorded outcome (and a read's digest).
+    Done {
+        result: Json,
+        digest: Option<String>,
+    },
+}
+
+/// The run's last recorded status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunState {
+    Running,
+    Suspended(String),
+    Finished,
+    Failed(String),
+}
+
+impl RunState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Suspended(_) => "suspended",
+            RunState::Finished => "finished",
+            RunState::Failed(_) => "failed",
+        }
+    }
+}
+
+/// A journal's meaning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Folded {
+    pub header: Option<Record>,
+    pub slots: HashMap<String, SlotState>,
+    /// Bytes of output already shown; a resume does not show them again.
+    pub out_bytes: u64,
+    pub state: RunState,
+}
+
+/// Folds records in order; a later record for a slot replaces an earlier one.
+pub fn fold(records: &[Record]) -> Folded {
+    let mut f = Folded {
+        header: None,
+        slots: HashMap::new(),
+        out_bytes: 0,
+        state: RunState::Running,
+    };
+    for r in records {
+        match r {
+            Record::Header { .. } => {
+                if f.header.is_none() {
+                    f.header = Some(r.clone());
+                }
+            }
+            Record::Sent { slot, kind, call } => {
+                f.slots.insert(
+                    slot.clone(),
+                    SlotState::Sent {
+                        kind: kind.clone(),
+                        call: call.clone(),
+                    },
+                );
+            }
+            Record::Done {
+                slot,
+                result,
+                digest,
+                ..
+            } => {
+                f.slots.insert(
+                    slot.clone(),
+                    SlotState::Done {
+                        result: result.clone(),
+                        digest: digest.clone(),
+                    },
+                );
+            }
+            Record::Out { bytes } => f.out_bytes += bytes,
+            Record::Status { state, detail } => {
+                f.state = match state.as_str() {
+                    "finished" => RunState::Finished,
+                    "failed" => RunState::Failed(detail.clone()),
+                    "suspended" => RunState::Suspended(detail.clone()),
+                    _ => RunState::Running,
+                }
+            }
+        }
+    }
+    f
+}
+
+impl Folded {
+    /// The header's fields, if the journal has a valid one.
+    pub fn program(&self) -> Option<(&str, &str, &[String])> {
+        match &self.header {
+            Some(Record::Header {
+                program,
+                digest,
+                args,
+                ..
+            }) => Some((program, digest, args)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_outcome_replaces_its_mark_and_output_adds_up() {
+        let f = fold(&[
+            Record::Sent {
+                slot: "a/0".into(),
+                kind: "sql_write".into(),
+                call: "sql.execute".into(),
+            },
+            Record::Out { bytes: 4 },
+            Record::Done {
+                slot: "a/0".into(),
+                kind: "sql_write".into(),
+                result: json!({"ok": 1}),
+                digest: None,
+            },
+            Record::Out { bytes: 6 },
+            Record::Status {
+                state: "finished".into(),
+                detail: String::new(),
+            },
+        ]);
+        assert_eq!(f.out_bytes, 10);
+        assert_eq!(f.state, RunState::Finished);
+        assert!(matches!(f.slots.get("a/0"), Some(SlotState::Done { .. })));
+    }
+}

@@ -1,0 +1,347 @@
+//! The tool loop of `analyze(..., tools=[...])`: send the tool schemas, run the tool calls the
+//! model asks for, send their results back as attributed, untrusted envelopes, until it answers.
+//!
+//! One model request per turn, each through the transport with its own retries: a loop
+//! that has run three turns never starts over because the fourth request was rate
+//! limited. Tools run in the caller's heap, through the same call a direct `f(...)` makes.
+//! Arguments from the model are checked against the tool's parameter types first; ones
+//! that do not fit go back to the model as an error result rather than stopping the
+//! program. `on tool_call` may rewrite the arguments or answer in the tool's place;
+//! `on tool_result` may rewrite or replace the result; the history (and so the next
+//! turn, the cassette and the trace) records what really ran.
+//!
+//! One call's arguments, handlers and run are `tool_call.rs`.
+//!
+//! Cassettes record each turn under its own key: the call's key material plus the tool
+//! definitions and the history sent on that turn. Replaying runs the tools again (they are
+//! the program's code) and serves each model turn from the cassette, so a tool whose
+//! result changed makes the next turn miss, naming the call.
+
+use std::rc::Rc;
+use std::time::SystemTime;
+
+use serde_json::{json, Value as Json};
+
+use kora_check::hir::{self, AnalyzeCall};
+use kora_models::{Decoded, ModelEntry, Request, ToolCall, ToolSpec, Turn};
+use kora_syntax::ast::FuncKind;
+
+use crate::cassette::{Entry, KeyMaterial, Mode, Usage};
+use crate::context_fence::{base_tokens, fit, Fit};
+use crate::error::{codes, RtError, RtResult};
+use crate::interp::Interp;
+use crate::json_value::shape_of;
+use crate::model_span::{Answered, ModelObs};
+use crate::value::{OutcomeTag, Value};
+
+/// How many model turns may ask for tools before the call gives up, unless
+/// `[models] max_tool_turns` says otherwise.
+pub const DEFAULT_MAX_TOOL_TURNS: u32 = 10;
+
+/// One tool the model was offered.
+pub(crate) struct ToolDecl {
+    pub value: Value,
+    pub def: Rc<hir::Function>,
+    pub spec: ToolSpec,
+}
+
+/// What one tool call did, for its trace span.
+#[derive(Clone, Debug)]
+pub(crate) struct ToolObs {
+    /// The declared name, or `None` when the model named no tool on offer.
+    pub name: Option<String>,
+    pub start: SystemTime,
+    pub end: SystemTime,
+    /// `ran`, `skipped` (the handler answered), `bad_arguments` or `unknown_tool`.
+    pub outcome: &'static str,
+    pub rewritten_args: bool,
+    pub replaced_result: bool,
+}
+
+/// The result of one tool call as the history records it.
+pub(crate) struct Ran {
+    pub args: Json,
+    pub result: Json,
+}
+
+impl Interp<'_> {
+    fn tool_decls(&mut self, e: &hir::Expr) -> RtResult<Vec<ToolDecl>> {
+        let items = match self.eval(e)? {
+            Value::List(l) => l.borrow().clone(),
+            Value::Tuple(t) => t.as_ref().clone(),
+            other => {
+                return Err(RtError::new(
+                    codes::TYPE,
+                    format!(
+                        "`tools=` takes a list of tools, got {}",
+                        crate::conform::describe(&self.prog, &other)
+                    ),
+                ))
+            }
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for v in items {
+            let def = match &v {
+                Value::Func(f) if f.def.kind != FuncKind::Def => f.def.clone(),
+                other => {
+                    return Err(RtError::new(
+                        codes::NOT_A_TOOL,
+                        format!(
+                            "`tools=` lists {}, which is not a `tool` or an `agent`; declare it `tool name(...) -> T:`",
+                            crate::conform::describe(&self.prog, other)
+                        ),
+                    ))
+                }
+            };
+            let fields = def
+                .params
+                .iter()
+                .map(|p| kora_models::Field {
+                    name: self.prog.name(p.name).to_string(),
+                    shape: shape_of(&self.prog, &p.ty),
+                    required: p.default.is_none(),
+                })
+                .collect();
+            let spec = ToolSpec {
+                name: def.name.clone(),
+                description: def.doc.clone().unwrap_or_default().trim().to_string(),
+                parameters: kora_models::Shape::Record {
+                    name: def.name.clone(),
+                    fields,
+                },
+            };
+            out.push(ToolDecl {
+                value: v,
+                def,
+                spec,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Runs the loop of a call given tools, from its first request to its outcome.
+    pub(crate) fn tool_loop(
+        &mut self,
+        call: &AnalyzeCall,
+        entry: ModelEntry,
+        material: KeyMaterial,
+        obs: &mut ModelObs,
+    ) -> RtResult<Value> {
+        let Some(tools_expr) = &call.tools else {
+            return Err(RtError::new(codes::CONFIG, "a tool loop needs `tools=`"));
+        };
+        let tools = self.tool_decls(tools_expr)?;
+        let shape = shape_of(&self.prog, &call.expect);
+        let mut req = Request {
+            model: entry.name.clone(),
+            prompt: material.prompt.clone(),
+            data: material.data.clone(),
+            schema: Some(shape.clone()),
+            tools: tools.iter().map(|t| t.spec.clone()).collect(),
+            ..Request::default()
+        };
+        let tools_text = Json::Array(
+            req.tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "parameters": kora_models::json_schema(&t.parameters)}))
+                .collect(),
+        );
+        let fence = self.context_fence();
+        let base = base_tokens(&entry, &req);
+        let (settings, mode, max_turns) = match self.models.as_ref() {
+            Some(m) => (m.config.settings.clone(), m.mode, m.config.tool_turns()),
+            None => {
+                return Err(RtError::new(
+                    codes::CONFIG,
+                    "model calls are not set up for this run",
+                ))
+            }
+        };
+        let mut history: Vec<Turn> = Vec::new();
+        let mut recorded: Vec<Entry> = Vec::new();
+        let mut turns = 0u32;
+        loop {
+            // The fence decides what this turn carries; the history itself keeps everything.
+            req.history = match fence.map(|f| fit(&f, base, &history)) {
+                None => history.clone(),
+                Some(Fit::Send {
+                    history: h,
+                    dropped,
+                }) => {
+                    obs.dropped_exchanges = obs.dropped_exchanges.max(dropped);
+                    h
+                }
+                Some(Fit::BaseTooBig { need, room }) => {
+                    let why = crate::context_fence::base_too_big(need, room);
+                    obs.failure = Some(why.clone());
+                    return Ok(Value::outcome(OutcomeTag::Failed, Value::str(why)));
+                }
+                Some(Fit::NewestTooBig { .. }) => {
+                    obs.failure = Some("context".into());
+                    return Ok(Value::outcome(OutcomeTag::Exhausted, Value::str("context")));
+                }
+            };
+            let turn_material = KeyMaterial {
+                tools: tools_text.clone(),
+                history: history_json(&req.history),
+                ..material.clone()
+            };
+            let key = turn_material.key();
+            let replayed = match (mode, self.models.as_ref().and_then(|m| m.cassette.as_ref())) {
+                (Mode::Record, _) | (_, None) => None,
+                (_, Some(c)) => c.get(&key).cloned(),
+            };
+            let answer: Json = match replayed {
+                Some(rec) => {
+                    obs.answered = Answered::Cassette;
+                    obs.input_tokens += rec.usage.input_tokens;
+                    obs.output_tokens += rec.usage.output_tokens;
+                    rec.outcome
+                }
+                None if mode == Mode::Replay => {
+                    let why = self
+                        .models
+                        .as_ref()
+                        .and_then(|m| m.cassette.as_ref())
+                        .map(|c| c.explain_miss(&turn_material))
+                        .unwrap_or_else(|| "no cassette is open".into());
+                    return Err(RtError::new(
+                        codes::REPLAY_MISS,
+                        format!("no recorded answer for turn {} of the tool loop at {}: {why}; record it with `kora run --record`", turns + 1, call.site),
+                    ));
+                }
+                None => {
+                    obs.answered = Answered::Model;
+                    let reply = match kora_models::call(&entry, &settings, &req, None, None) {
+                        Err(failure) => {
+                            obs.input_tokens += failure.usage.input_tokens;
+                            obs.output_tokens += failure.usage.output_tokens;
+                            obs.failure = Some(failure.cause.clone());
+                            obs.attempts.extend(failure.attempt_log);
+                            return Ok(Value::outcome(
+                                OutcomeTag::Failed,
+                                Value::str(failure.cause),
+                            ));
+                        }
+                        Ok(r) => r,
+                    };
+                    let mut reply = reply;
+                    obs.input_tokens += reply.usage.input_tokens;
+                    obs.output_tokens += reply.usage.output_tokens;
+                    obs.attempts.extend(std::mem::take(&mut reply.attempts));
+                    let j = if reply.tool_calls.is_empty() {
+                        match kora_models::decode_outcome(&reply.content, &shape, entry.structured)
+                        {
+                            Decoded::Ok(v) => json!({ "ok": v }),
+                            Decoded::Uncertain(r) => json!({ "uncertain": r }),
+                            Decoded::Mismatch(path) => {
+                                obs.failure = Some(format!("schema: {path}"));
+                                return Ok(Value::outcome(
+                                    OutcomeTag::Failed,
+                                    Value::str(format!("schema: {path}")),
+                                ));
+                            }
+                        }
+                    } else {
+                        json!({ "tool_calls": calls_json(&reply.tool_calls), "content": reply.content })
+                    };
+                    recorded.push(Entry {
+                        key,
+                        material: turn_material,
+                        outcome: j.clone(),
+                        usage: Usage {
+                            input_tokens: reply.usage.input_tokens,
+                            output_tokens: reply.usage.output_tokens,
+                        },
+                    });
+                    j
+                }
+            };
+            let Some(calls) = answer.get("tool_calls").and_then(Json::as_array) else {
+                let outcome = self.recorded_outcome(call, &answer);
+                let failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
+                // A loop that ended Failed leaves nothing in the cassette, like any failure.
+                if mode == Mode::Record && !failed {
+                    if let Some(c) = self.models.as_mut().and_then(|m| m.cassette.as_mut()) {
+                        for e in recorded {
+                            c.put(e);
+                        }
+                    }
+                }
+                return Ok(outcome);
+            };
+            turns += 1;
+            if turns >= max_turns {
+                let why = format!("tools: the model still asked for tools after {turns} turns, the limit (`[models] max_tool_turns`); make the task smaller or raise the limit");
+                obs.failure = Some(why.clone());
+                return Ok(Value::outcome(OutcomeTag::Failed, Value::str(why)));
+            }
+            let calls: Vec<ToolCall> = calls.iter().filter_map(call_from_json).collect();
+            let content = answer
+                .get("content")
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_string();
+            let mut actual = Vec::with_capacity(calls.len());
+            let mut results = Vec::with_capacity(calls.len());
+            for tc in &calls {
+                let ran = self.run_tool_call(call, &tools, tc, obs)?;
+                actual.push(ToolCall {
+                    arguments: ran.args,
+                    ..tc.clone()
+                });
+                results.push(Turn::ToolResult {
+                    call_id: tc.id.clone(),
+                    name: tc.name.clone(),
+                    result: ran.result,
+                });
+            }
+            history.push(Turn::Assistant {
+                content,
+                tool_calls: actual,
+            });
+            history.extend(results);
+        }
+    }
+}
+
+fn calls_json(calls: &[ToolCall]) -> Json {
+    Json::Array(
+        calls
+            .iter()
+            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+            .collect(),
+    )
+}
+
+fn call_from_json(j: &Json) -> Option<ToolCall> {
+    Some(ToolCall {
+        id: j.get("id")?.as_str()?.to_string(),
+        name: j.get("name")?.as_str()?.to_string(),
+        arguments: j.get("arguments").cloned().unwrap_or(Json::Null),
+    })
+}
+
+/// The history as the cassette key sees it: wire-neutral, in order.
+fn history_json(history: &[Turn]) -> Json {
+    Json::Array(
+        history
+            .iter()
+            .map(|t| match t {
+                Turn::Assistant {
+                    content,
+                    tool_calls,
+                } => {
+                    json!({"content": content, "tool_calls": calls_json(tool_calls)})
+                }
+                Turn::ToolResult {
+                    call_id,
+                    name,
+                    result,
+                } => {
+                    json!({"call_id": call_id, "name": name, "result": result})
+                }
+            })
+            .collect(),
+    )
+}

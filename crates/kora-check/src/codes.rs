@@ -48,3 +48,7 @@ pub const UNKNOWN_METRIC: &str = "E0706";
 pub const METRIC_ARGS: &str = "E0707";
 // `parallel for` and isolated agents (E0760–E0779).
 pub const BRANCH_ASSIGNS_OUTER: &str = "E0760";
+// Budgets and the human in the loop (E0800–E0819).
+pub const BUDGET_LOOSENED: &str = "E0801";
+pub const BUDGET_ARG: &str = "E0802";
+pub const UNKNOWN_METER: &str = "E0803";

@@ -179,6 +179,8 @@ pub enum StmtKind {
     ParallelFor(Box<ParallelFor>),
     /// `break value` in a `parallel for` body: stop the fan-out, and this branch answers `value`.
     BreakValue(Expr),
+    /// `budget(max_tokens=N, ...):`: the body's model calls spend from a nested budget.
+    Budget(Box<BudgetBlock>),
 }
 
 /// One `parallel for` loop, as the runtime needs it.
@@ -193,6 +195,44 @@ pub struct ParallelFor {
     pub into: Option<(Target, Ty)>,
     /// Slots of the enclosing frame the body reads: the only ones snapshotted per branch.
     pub reads: Vec<u32>,
+}
+
+/// One `budget(...)` block: its limits in written order, then its body.
+#[derive(Debug)]
+pub struct BudgetBlock {
+    pub limits: Vec<(BudgetArg, Expr)>,
+    pub body: Vec<Stmt>,
+}
+
+/// The arguments `budget(...)` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetArg {
+    Tokens,
+    Calls,
+    Steps,
+    Seconds,
+}
+
+impl BudgetArg {
+    pub const ALL: [BudgetArg; 4] = [
+        BudgetArg::Tokens,
+        BudgetArg::Calls,
+        BudgetArg::Steps,
+        BudgetArg::Seconds,
+    ];
+
+    pub fn keyword(self) -> &'static str {
+        match self {
+            BudgetArg::Tokens => "max_tokens",
+            BudgetArg::Calls => "max_calls",
+            BudgetArg::Steps => "max_steps",
+            BudgetArg::Seconds => "max_seconds",
+        }
+    }
+
+    pub fn from_keyword(k: &str) -> Option<BudgetArg> {
+        BudgetArg::ALL.into_iter().find(|a| a.keyword() == k)
+    }
 }
 
 #[derive(Debug)]
@@ -287,6 +327,17 @@ pub enum ExprKind {
     Analyze(Box<AnalyzeCall>),
     /// `json.parse(text)`, `db.query(...)`: a standard-library call, arguments bound at check time.
     StdCall(Box<StdCall>),
+    /// `ask_human(question)`: a line from the person running the program.
+    AskHuman(Box<AskHumanCall>),
+    /// `remaining(meter)` called by name: what the budgets in force leave of a meter.
+    Remaining(Box<Expr>, String),
+}
+
+#[derive(Debug)]
+pub struct AskHumanCall {
+    pub question: Expr,
+    /// Structural identity: `file:function#index`, as for `analyze`.
+    pub site: String,
 }
 
 #[derive(Debug)]
@@ -412,6 +463,7 @@ pub const BUILTINS: &[&str] = &[
     "pow",
     "input",
     "type",
+    "remaining",
 ];
 
 pub fn builtin_id(name: &str) -> Option<BuiltinId> {

@@ -9,6 +9,7 @@ pub mod facts;
 pub mod hir;
 pub mod loader;
 mod lower;
+mod lower_budget;
 mod lower_call;
 mod lower_eval;
 mod lower_expr;

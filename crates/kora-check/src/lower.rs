@@ -135,6 +135,8 @@ pub(crate) struct Lowerer<'a> {
     /// Inside an `on tool_call`/`on tool_result` body: the function depth it runs at and
     /// the type its `return` must have.
     pub handler_ret: Option<(usize, Ty)>,
+    /// Literal limits of the `budget` blocks enclosing the code being lowered, outermost first.
+    pub budget_literals: Vec<crate::lower_budget::LiteralLimit>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -162,6 +164,7 @@ impl<'a> Lowerer<'a> {
             facts: None,
             pending_handlers: Vec::new(),
             handler_ret: None,
+            budget_literals: Vec::new(),
         }
     }
 

@@ -170,6 +170,9 @@ impl Lowerer<'_> {
             return (ex(H::MethodCall(Box::new(oe), s, a), span), ret);
         }
         let (fe, fty) = self.expr(func);
+        if matches!(fe.kind, H::Builtin(b) if hir::builtin_name(b) == "remaining") {
+            return self.remaining(args, span);
+        }
         let sig = match fe.kind {
             H::Global(g) => self.info().sigs.get(&g).cloned(),
             _ => None,

@@ -188,13 +188,7 @@ impl Lowerer<'_> {
                 (H::IfExp(Box::new(c), Box::new(t), Box::new(o)), ty)
             }
             AE::Analyze { args, stream } => return self.analyze(args, *stream, span),
-            AE::AskHuman(args) => {
-                for a in args {
-                    self.arg_expr(a);
-                }
-                self.not_yet_expr("`ask_human`", span);
-                (H::None, Ty::Any)
-            }
+            AE::AskHuman(args) => return self.ask_human(args, span),
             AE::Classified(x) => {
                 self.expr(x);
                 self.not_yet_expr("`classified`", span);

@@ -204,7 +204,7 @@ impl Lowerer<'_> {
         std_api::parse_sig_type(text, t, &|n| record_ty(ctx, n))
     }
 
-    fn site_of(&self, span: Span) -> String {
+    pub(crate) fn site_of(&self, span: Span) -> String {
         match self.ops.get(span) {
             Some(op) => format!("{}:{}#{}", self.site_file, op.func, op.index),
             None => format!("{}:@{}", self.site_file, span.start),

@@ -175,10 +175,7 @@ impl Lowerer<'_> {
                 let c = self.expr(cond).0;
                 H::Assert(c, msg.as_ref().map(|m| self.expr(m).0))
             }
-            AS::Budget { .. } => {
-                self.not_yet("`budget`", s.span);
-                return None;
-            }
+            AS::Budget { args, body } => return self.budget_block(args, body, s.span),
             AS::Context { args, body } => return self.context_block(args, body, s.span),
             AS::Mock {
                 target,

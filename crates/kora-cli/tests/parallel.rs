@@ -108,7 +108,9 @@ print(found)
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let started = r.stdout.lines().filter(|l| *l == "started").count();
-    assert!(started >= 3, "{}", r.stdout);
+    // Branches 0 and 1 may be stopped before their first statement if branch 2 breaks first;
+    // the breaking branch itself always ran.
+    assert!(started >= 1, "{}", r.stdout);
     assert!(started < 2000, "later items were not stopped: {started}");
     let last = r.stdout.lines().last().unwrap_or_default();
     assert!(last.contains("200"), "{last}");

@@ -1,10 +1,12 @@
-//! `analyze(data, "prompt")`: one model call through the effect path, ending as a typed outcome.
+//! `analyze(data, "prompt")`: one model call through the effect pipeline, ending as a typed outcome.
 //!
-//! Prepared (arguments resolved, key computed) → the cassette is consulted →
-//! Sent (the transport, with its retries) → Terminal (the outcome, recorded
-//! when recording). Every way it can end is a value: `Ok`, `Uncertain`, or
-//! `Failed` naming the cause; only a missing cassette entry under `--replay`
-//! and a configuration mistake stop the program.
+//! Prepared (arguments resolved, key computed; a budget admits the call, then
+//! the cassette may answer it) → Sent (the transport, with its retries and the
+//! budget's deadline) → Observed (token usage) → Terminal (the outcome: the
+//! budget charges it, a recording keeps it). Every way it can end is a value:
+//! `Ok`, `Uncertain`, `Exhausted(meter)` or `Failed` naming the cause; only a
+//! missing cassette entry under `--replay` and a configuration mistake stop
+//! the program.
 
 use serde_json::Value as Json;
 
@@ -12,10 +14,13 @@ use kora_check::hir::AnalyzeCall;
 use kora_check::types::Ty;
 use kora_models::{Decoded, Request};
 
-use crate::cassette::{self, Entry, KeyMaterial, Mode};
+use crate::budget::Meter;
+use crate::cassette::{self, KeyMaterial, Mode};
+use crate::effect::{Class, Effect, Kind, Observation, Stop};
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::Interp;
 use crate::json_value::{from_json, shape_of, to_json};
+use crate::model_effect::{CassetteSlot, ModelAnswer};
 use crate::model_span::{Answered, ModelObs};
 use crate::value::{OutcomeTag, Value};
 
@@ -141,46 +146,7 @@ impl Interp<'_> {
         if let Some(failed) = self.fence_refuses(&entry, &material, &call.expect, obs) {
             return Ok(failed);
         }
-        let models = lock(&shared);
-        let key = material.key();
         let typed = call.expect != Ty::Str;
-
-        // Prepared: a recorded answer is replayed, never performed again.
-        if models.mode != Mode::Record {
-            if let Some(rec) = models.cassette.as_ref().and_then(|c| c.get(&key)).cloned() {
-                drop(models);
-                // trace: a replayed call reports the tokens it was recorded with.
-                obs.answered = Answered::Cassette;
-                obs.input_tokens = rec.usage.input_tokens;
-                obs.output_tokens = rec.usage.output_tokens;
-                let outcome = self.recorded_outcome(call, &rec.outcome);
-                if call.stream {
-                    if let Value::Outcome(o) = &outcome {
-                        if let (OutcomeTag::Ok, Value::Str(s)) = (o.tag, &o.payload) {
-                            let text = s.as_str().to_string();
-                            self.write(&text)?;
-                            if !text.ends_with('\n') {
-                                self.write("\n")?;
-                            }
-                        }
-                    }
-                }
-                return Ok(outcome);
-            }
-            if models.mode == Mode::Replay {
-                let why = models
-                    .cassette
-                    .as_ref()
-                    .map(|c| c.explain_miss(&material))
-                    .unwrap_or_else(|| "no cassette is open".into());
-                return Err(RtError::new(
-                    codes::REPLAY_MISS,
-                    format!("no recorded answer for the model call at {}: {why}; record it with `kora run --record`", call.site),
-                ));
-            }
-        }
-
-        // Sent: the transport owns retries; a stream shows its pieces as they come.
         let shape = typed.then(|| shape_of(&self.prog, &call.expect));
         let req = Request {
             model: entry.name.clone(),
@@ -190,90 +156,167 @@ impl Interp<'_> {
             stream: call.stream,
             ..Request::default()
         };
-        let settings = models.config.settings.clone();
-        drop(models);
-        let _ = self.flush_out();
-        let result = if call.stream {
-            let out = &mut *self.out;
-            let mut shown = false;
-            let mut on_piece = |piece: &str| {
-                shown = true;
-                let _ = out.write_all(piece.as_bytes());
-                let _ = out.flush();
-            };
-            let r = kora_models::call(&entry, &settings, &req, None, Some(&mut on_piece));
-            if shown {
-                let _ = out.write_all(b"\n");
-            }
-            r
-        } else {
-            kora_models::call(&entry, &settings, &req, None, None)
+        // The lock is held to read the cassette and settings, never across the transport call.
+        let (settings, mut slot) = {
+            let models = lock(&shared);
+            let slot = CassetteSlot::new(models.cassette.as_ref(), models.mode, material);
+            (models.config.settings.clone(), slot)
         };
+        let _ = self.flush_out();
 
-        // Terminal: map the reply onto an outcome; record answers, never failures.
-        obs.answered = Answered::Model;
-        let (outcome_json, usage) = match result {
-            Err(failure) => {
-                // trace: spent tokens stay spent, and each attempt is its own span.
-                obs.input_tokens = failure.usage.input_tokens;
-                obs.output_tokens = failure.usage.output_tokens;
-                obs.failure = Some(failure.cause.clone());
-                obs.attempts = failure.attempt_log;
-                return Ok(Value::outcome(
-                    OutcomeTag::Failed,
-                    Value::str(failure.cause.clone()),
-                ));
-            }
-            Ok(mut reply) => {
-                // trace: the reply's usage is the sum over its attempts.
-                obs.input_tokens = reply.usage.input_tokens;
-                obs.output_tokens = reply.usage.output_tokens;
-                obs.attempts = std::mem::take(&mut reply.attempts);
-                let usage = cassette::Usage {
-                    input_tokens: reply.usage.input_tokens,
-                    output_tokens: reply.usage.output_tokens,
+        // Prepared: the run's observers first (a budget admits or refuses the call), then the
+        // cassette, which may answer it from a recording; see model_effect.rs.
+        let deadline = self.budget_chain().deadline();
+        self.host();
+        let (Some(host), out) = (self.host.as_deref_mut(), &mut *self.out) else {
+            return Err(RtError::new(
+                codes::CONFIG,
+                "model calls are not set up for this run",
+            ));
+        };
+        let effect = Effect {
+            kind: Kind::Model,
+            class: Class::Effect,
+            op: &call.site,
+            call: "analyze",
+            target: &entry.name,
+        };
+        let ran = host.pipeline.run_with(&effect, Some(&mut slot), |sending| {
+            // Sent: the transport owns retries and is given the budget's deadline, so a quiet
+            // provider is cut off when the scope's time is up; a stream shows its pieces as they come.
+            let result = if call.stream {
+                let mut shown = false;
+                let mut on_piece = |piece: &str| {
+                    shown = true;
+                    let _ = out.write_all(piece.as_bytes());
+                    let _ = out.flush();
                 };
-                let j = match &shape {
-                    None => serde_json::json!({ "ok": reply.content }),
-                    Some(shape) => {
-                        match kora_models::decode_outcome(&reply.content, shape, entry.structured) {
-                            Decoded::Ok(v) => serde_json::json!({ "ok": v }),
-                            Decoded::Uncertain(r) => serde_json::json!({ "uncertain": r }),
-                            Decoded::Mismatch(path) => {
-                                obs.failure = Some(format!("schema: {path}"));
-                                return Ok(Value::outcome(
-                                    OutcomeTag::Failed,
-                                    Value::str(format!("schema: {path}")),
-                                ));
+                let r = kora_models::call(&entry, &settings, &req, deadline, Some(&mut on_piece));
+                if shown {
+                    let _ = out.write_all(b"\n");
+                }
+                r
+            } else {
+                kora_models::call(&entry, &settings, &req, deadline, None)
+            };
+            obs.answered = Answered::Model;
+            let (outcome, usage) = match result {
+                Err(failure) => {
+                    // trace: spent tokens stay spent, and each attempt is its own span.
+                    obs.input_tokens = failure.usage.input_tokens;
+                    obs.output_tokens = failure.usage.output_tokens;
+                    obs.failure = Some(failure.cause.clone());
+                    obs.attempts = failure.attempt_log;
+                    let outcome = if failure.deadline_reached && deadline.is_some() {
+                        serde_json::json!({ "exhausted": Meter::Time.name() })
+                    } else {
+                        serde_json::json!({ "failed": failure.cause })
+                    };
+                    (outcome, failure.usage)
+                }
+                Ok(mut reply) => {
+                    // trace: the reply's usage is the sum over its attempts.
+                    obs.input_tokens = reply.usage.input_tokens;
+                    obs.output_tokens = reply.usage.output_tokens;
+                    obs.attempts = std::mem::take(&mut reply.attempts);
+                    let outcome = match &shape {
+                        None => serde_json::json!({ "ok": reply.content }),
+                        Some(shape) => {
+                            match kora_models::decode_outcome(
+                                &reply.content,
+                                shape,
+                                entry.structured,
+                            ) {
+                                Decoded::Ok(v) => serde_json::json!({ "ok": v }),
+                                Decoded::Uncertain(r) => serde_json::json!({ "uncertain": r }),
+                                Decoded::Mismatch(path) => {
+                                    obs.failure = Some(format!("schema: {path}"));
+                                    serde_json::json!({ "failed": format!("schema: {path}") })
+                                }
                             }
                         }
-                    }
-                };
-                (j, usage)
-            }
-        };
-        let outcome = self.recorded_outcome(call, &outcome_json);
-        let is_failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
-        {
-            let mut models = lock(&shared);
-            if models.mode == Mode::Record && !is_failed {
-                if let Some(c) = models.cassette.as_mut() {
-                    c.put(Entry {
-                        key,
-                        material,
-                        outcome: outcome_json,
-                        usage,
-                    });
+                    };
+                    (outcome, reply.usage)
                 }
+            };
+            let usage = cassette::Usage {
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+            };
+            sending.observe(Observation::Usage {
+                input: usage.input_tokens,
+                output: usage.output_tokens,
+            });
+            Ok::<_, std::convert::Infallible>(Ok(ModelAnswer { outcome, usage }))
+        });
+        let (replayed, to_record, missed) = (slot.replayed, slot.to_record, slot.missed);
+        let answer = match ran {
+            Ok(Ok(Ok(answer))) => answer,
+            Ok(Ok(Err(why))) => {
+                return Err(RtError::new(
+                    codes::EFFECT_REFUSED,
+                    format!("the model call at {} failed: {why}", call.site),
+                ))
+            }
+            // Admission: a budget with nothing left makes the call's value `Exhausted(meter)`.
+            Ok(Err(Stop::Exhausted(m))) => {
+                obs.failure = Some(format!("budget exhausted: {}", m.name()));
+                return Ok(Value::outcome(OutcomeTag::Exhausted, Value::str(m.name())));
+            }
+            Ok(Err(Stop::Refused(why))) => {
+                return Err(match missed {
+                    Some(miss) => RtError::new(
+                        codes::REPLAY_MISS,
+                        format!("no recorded answer for the model call at {}: {miss}; record it with `kora run --record`", call.site),
+                    ),
+                    None => RtError::new(
+                        codes::EFFECT_REFUSED,
+                        format!("the model call at {} was refused: {why}", call.site),
+                    ),
+                });
+            }
+            Ok(Err(Stop::BadRecord(why))) => return Err(RtError::new(codes::EFFECT_REFUSED, why)),
+            Err(never) => match never {},
+        };
+        let outcome = self.recorded_outcome(call, &answer.outcome);
+        if let Some(rec) = &replayed {
+            // trace: a replayed call reports the tokens it was recorded with.
+            obs.answered = Answered::Cassette;
+            obs.input_tokens = rec.usage.input_tokens;
+            obs.output_tokens = rec.usage.output_tokens;
+            if call.stream {
+                if let Value::Outcome(o) = &outcome {
+                    if let (OutcomeTag::Ok, Value::Str(s)) = (o.tag, &o.payload) {
+                        let text = s.as_str().to_string();
+                        self.write(&text)?;
+                        if !text.ends_with('\n') {
+                            self.write("\n")?;
+                        }
+                    }
+                }
+            }
+        }
+        // Terminal left the answer with the cassette slot; it is written only if it fits the type.
+        let is_failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
+        if let (Some(entry), false) = (to_record, is_failed) {
+            if let Some(c) = lock(&shared).cassette.as_mut() {
+                c.put(entry);
             }
         }
         Ok(outcome)
     }
 
-    /// `{"ok": v}` / `{"uncertain": r}` → the outcome value, reading `v` into the declared type.
+    /// `{"ok": v}` / `{"uncertain": r}` / `{"failed": why}` / `{"exhausted": meter}` → the
+    /// outcome value, reading `v` into the declared type.
     pub(crate) fn recorded_outcome(&mut self, call: &AnalyzeCall, j: &Json) -> Value {
-        if let Some(r) = j.get("uncertain").and_then(Json::as_str) {
-            return Value::outcome(OutcomeTag::Uncertain, Value::str(r));
+        for (key, tag) in [
+            ("uncertain", OutcomeTag::Uncertain),
+            ("failed", OutcomeTag::Failed),
+            ("exhausted", OutcomeTag::Exhausted),
+        ] {
+            if let Some(r) = j.get(key).and_then(Json::as_str) {
+                return Value::outcome(tag, Value::str(r));
+            }
         }
         let Some(v) = j.get("ok") else {
             return Value::outcome(

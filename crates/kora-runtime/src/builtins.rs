@@ -63,6 +63,7 @@ pub mod id {
     pub const POW: u16 = 35;
     pub const INPUT: u16 = 36;
     pub const TYPE: u16 = 37;
+    pub const REMAINING: u16 = 38;
 }
 
 /// Calls built-in `id` with evaluated arguments.
@@ -150,6 +151,16 @@ pub fn call_builtin(
                 return type_error("type() takes 1 argument");
             }
             Ok(type_of(&args[0]))
+        }
+        id::REMAINING => {
+            args::no_kwargs("remaining", &kwargs)?;
+            match args.as_slice() {
+                [Value::Str(m)] => ctx.remaining(m.as_str()),
+                _ => fail(
+                    codes::UNKNOWN_METER,
+                    "`remaining` takes one meter's name: \"tokens\", \"calls\", \"steps\" or \"seconds\"",
+                ),
+            }
         }
         _ => fail(codes::TYPE, format!("unknown builtin {name}")),
     }

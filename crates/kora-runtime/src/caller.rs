@@ -17,4 +17,8 @@ pub trait Caller {
     fn write_out(&mut self, s: &str) -> RtResult<()>;
     /// Reads one line from standard input (`input`); `None` at end of input.
     fn read_line(&mut self) -> RtResult<Option<String>>;
+    /// What the budgets in force leave of a meter (`remaining`); `None` when unbudgeted.
+    fn remaining(&mut self, _meter: &str) -> RtResult<Value> {
+        Ok(Value::None)
+    }
 }

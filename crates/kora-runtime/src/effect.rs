@@ -100,8 +100,11 @@ pub enum Verdict {
     Proceed,
     /// A recorded result (`{"ok": ...}` or `{"err": "..."}`): the effect is not performed again.
     Replay(Json),
-    /// No room (a budget) or not allowed: the effect does not happen.
+    /// Not allowed: the effect does not happen.
     Refuse(String),
+    /// A budget meter has nothing left: the effect does not happen, and a model call
+    /// answers `Exhausted(meter)`.
+    Exhausted(crate::budget::Meter),
 }
 
 /// A result an observer may record and replay: `{"ok": ...}` or `{"err": "..."}`.
@@ -119,12 +122,16 @@ pub trait Observer {
     fn observed(&mut self, _e: &Effect, _what: &Observation) {}
     /// The outcome; `record` builds its recordable form only if the observer asks.
     fn terminal(&mut self, _e: &Effect, _ok: bool, _record: &dyn Fn() -> Json) {}
+    /// An observer refused the effect at Prepared: it will not be sent and reaches no Terminal.
+    fn abandoned(&mut self, _e: &Effect) {}
 }
 
 /// Why an effect did not produce a result.
 #[derive(Debug)]
 pub enum Stop {
     Refused(String),
+    /// A budget meter ran out before the effect was sent.
+    Exhausted(crate::budget::Meter),
     /// A replayed record that does not decode as this effect's result.
     BadRecord(String),
 }
@@ -138,6 +145,8 @@ pub struct Pipeline {
 /// The Sent state of one effect: the performer reports attempts and observations through it.
 pub struct Sending<'p, 'e> {
     pipeline: &'p mut Pipeline,
+    /// An observer of this one effect (a cassette slot), consulted after the attached ones.
+    local: Option<&'p mut dyn Observer>,
     effect: &'p Effect<'e>,
     attempt: u32,
 }
@@ -147,8 +156,14 @@ impl Sending<'_, '_> {
     pub fn retry(&mut self) {
         self.attempt += 1;
         let attempt = self.attempt;
-        self.pipeline
-            .each(|o, e| o.transition(e, State::Sent { attempt }), self.effect);
+        self.each(|o, e| o.transition(e, State::Sent { attempt }));
+    }
+
+    fn each(&mut self, mut f: impl FnMut(&mut dyn Observer, &Effect)) {
+        self.pipeline.each(&mut f, self.effect);
+        if let Some(l) = self.local.as_deref_mut() {
+            f(l, self.effect);
+        }
     }
 
     pub fn attempt(&self) -> u32 {
@@ -157,17 +172,14 @@ impl Sending<'_, '_> {
 
     /// Something reached the program: retries end here.
     pub fn observe(&mut self, what: Observation) {
-        self.pipeline.each(
-            |o, e| {
-                o.transition(e, State::Observed);
-                o.observed(e, &what);
-            },
-            self.effect,
-        );
+        self.each(|o, e| {
+            o.transition(e, State::Observed);
+            o.observed(e, &what);
+        });
     }
 
     pub fn is_observed(&self) -> bool {
-        !self.pipeline.observers.is_empty()
+        !self.pipeline.observers.is_empty() || self.local.is_some()
     }
 }
 
@@ -193,40 +205,120 @@ impl Pipeline {
         e: &Effect,
         perform: impl FnOnce(&mut Sending) -> Result<T, String>,
     ) -> Result<Result<T, String>, Stop> {
+        match self.run_with(e, None, |s| Ok::<_, std::convert::Infallible>(perform(s))) {
+            Ok(r) => r,
+            Err(never) => match never {},
+        }
+    }
+
+    /// As `run`, with an observer of this one effect (consulted after the attached ones, so a
+    /// budget admits a call before a cassette answers it), and a performer that may raise:
+    /// a raise still reaches Terminal (as a failure) before it propagates, so a budget charges
+    /// what the call spent up to the raise.
+    pub fn run_with<T: Recordable, R>(
+        &mut self,
+        e: &Effect,
+        mut local: Option<&mut dyn Observer>,
+        perform: impl FnOnce(&mut Sending) -> Result<Result<T, String>, R>,
+    ) -> Result<Result<Result<T, String>, Stop>, R> {
+        if self.observers.is_empty() && local.is_none() {
+            let mut sending = Sending {
+                pipeline: self,
+                local: None,
+                effect: e,
+                attempt: 1,
+            };
+            return perform(&mut sending).map(Ok);
+        }
+        // Every observer learns of the effect first, so each sees its Terminal (or its
+        // abandonment) even when an earlier one answers it from a record.
+        self.each(|o, e| o.transition(e, State::Prepared), e);
+        if let Some(l) = local.as_deref_mut() {
+            l.transition(e, State::Prepared);
+        }
         let mut replay = None;
-        for o in &mut self.observers {
-            o.transition(e, State::Prepared);
+        let mut stop = None;
+        for o in self
+            .observers
+            .iter_mut()
+            .map(|o| o.as_mut() as &mut dyn Observer)
+            .chain(local.as_deref_mut())
+        {
             match o.prepared(e) {
                 Verdict::Proceed => {}
                 Verdict::Replay(j) => {
                     replay = Some(j);
                     break;
                 }
-                Verdict::Refuse(why) => return Err(Stop::Refused(why)),
+                Verdict::Refuse(why) => {
+                    stop = Some(Stop::Refused(why));
+                    break;
+                }
+                Verdict::Exhausted(m) => {
+                    stop = Some(Stop::Exhausted(m));
+                    break;
+                }
             }
         }
-        let result = match replay {
-            Some(j) => decode(&j).ok_or_else(|| {
-                Stop::BadRecord(format!("the recorded result of {} does not fit it", e.op))
-            })?,
+        if let Some(stop) = stop {
+            self.each(|o, e| o.abandoned(e), e);
+            if let Some(l) = local.as_deref_mut() {
+                l.abandoned(e);
+            }
+            return Ok(Err(stop));
+        }
+        let (result, raised) = match replay {
+            Some(j) => match decode(&j) {
+                Some(r) => (r, None),
+                None => {
+                    self.each(|o, e| o.abandoned(e), e);
+                    if let Some(l) = local.as_deref_mut() {
+                        l.abandoned(e);
+                    }
+                    return Ok(Err(Stop::BadRecord(format!(
+                        "the recorded result of {} does not fit it",
+                        e.op
+                    ))));
+                }
+            },
             None => {
                 self.each(|o, e| o.transition(e, State::Sent { attempt: 1 }), e);
+                if let Some(l) = local.as_deref_mut() {
+                    l.transition(e, State::Sent { attempt: 1 });
+                }
+                let local_ref: Option<&mut dyn Observer> = match local.as_mut() {
+                    Some(l) => Some(&mut **l),
+                    None => None,
+                };
                 let mut sending = Sending {
                     pipeline: self,
+                    local: local_ref,
                     effect: e,
                     attempt: 1,
                 };
-                perform(&mut sending)
+                match perform(&mut sending) {
+                    Ok(r) => (r, None),
+                    Err(raised) => (Err("raised".to_string()), Some(raised)),
+                }
             }
         };
-        if !self.observers.is_empty() {
-            let record = || encode(&result);
-            for o in &mut self.observers {
+        let record = || encode(&result);
+        let ok = result.is_ok();
+        self.each(
+            |o, e| {
                 o.transition(e, State::Terminal);
-                o.terminal(e, result.is_ok(), &record);
-            }
+                o.terminal(e, ok, &record);
+            },
+            e,
+        );
+        if let Some(l) = local {
+            l.transition(e, State::Terminal);
+            l.terminal(e, ok, &record);
         }
-        Ok(result)
+        match raised {
+            Some(r) => Err(r),
+            None => Ok(Ok(result)),
+        }
     }
 }
 
@@ -430,6 +522,27 @@ mod tests {
         let r: Result<Result<String, String>, Stop> =
             p.run(&effect(), |_| panic!("performed despite a refusal"));
         assert!(matches!(r, Err(Stop::Refused(_))));
+    }
+
+    #[test]
+    fn an_observer_after_a_replay_still_sees_prepared_and_terminal() {
+        let (mut p, log) = pipeline(Some(serde_json::json!({"ok": "recorded"})), false);
+        let late = Log::default();
+        p.attach(Box::new(Recorder {
+            log: late.clone(),
+            replay: None,
+            refuse: false,
+        }));
+        let r: Result<String, String> = p
+            .run(&effect(), |_| panic!("performed despite a recorded result"))
+            .expect("not stopped");
+        assert_eq!(r, Ok("recorded".to_string()));
+        assert_eq!(log.0.borrow().len(), 3);
+        let late = late.0.borrow().join("\n");
+        assert_eq!(
+            late,
+            "main.ko:<module>#0 Prepared\nmain.ko:<module>#0 Terminal\nend true {\"ok\":\"recorded\"}"
+        );
     }
 
     #[test]

@@ -34,6 +34,11 @@ pub mod codes {
     pub const STOPPED: &str = "E1252";
     // Tool loops (E1300–E1319).
     pub const NOT_A_TOOL: &str = "E1301";
+    // Budgets and the human in the loop (E1320–E1339).
+    pub const BUDGET_LOOSENED: &str = "E1321";
+    pub const BUDGET_VALUE: &str = "E1322";
+    pub const UNKNOWN_METER: &str = "E1323";
+    pub const NO_HUMAN: &str = "E1324";
 }
 
 /// One frame of a Kora stack trace.

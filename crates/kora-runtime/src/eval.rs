@@ -262,6 +262,21 @@ impl Interp<'_> {
             | E::Str(_) => self.eval(e),
             E::Analyze(call) => at(self.analyze(call), e),
             E::StdCall(call) => at(self.std_call(call), e),
+            E::AskHuman(call) => at(self.ask_human(call), e),
+            E::Remaining(meter, site) => {
+                let m = self.eval(meter)?;
+                let r = match &m {
+                    Value::Str(s) => self.remaining(s.as_str(), site),
+                    other => Err(crate::error::RtError::new(
+                        crate::error::codes::UNKNOWN_METER,
+                        format!(
+                            "`remaining` takes a meter's name as a `str`, got a `{}`",
+                            other.type_name()
+                        ),
+                    )),
+                };
+                at(r, e)
+            }
             E::IfExp(c, t, o) => {
                 if self.truth(c)? {
                     self.eval(t)

@@ -191,6 +191,7 @@ impl Interp<'_> {
                 reserve_output,
                 body,
             } => return self.exec_context(max_input, reserve_output.as_ref(), body),
+            S::Budget(b) => return self.exec_budget(b, s.span),
         }
         Ok(Flow::Normal)
     }

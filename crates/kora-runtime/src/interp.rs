@@ -86,7 +86,7 @@ pub struct Interp<'io> {
     pub(crate) models: Option<crate::analyze::SharedModels>,
     /// How many `case ... if` guards are being evaluated: a model call there is refused.
     pub(crate) guard_depth: u32,
-    input: Option<&'io mut dyn std::io::BufRead>,
+    pub(crate) input: Option<&'io mut dyn std::io::BufRead>,
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
     /// The standard library's run state, made at the first standard-library call.
     pub(crate) host: Option<Box<crate::stdlib::Host>>,
@@ -104,6 +104,9 @@ pub struct Interp<'io> {
     pub(crate) enter_isolated: bool,
     /// Active `with context(...)` blocks, innermost last (see `context_fence.rs`).
     pub(crate) fences: Vec<crate::context_fence::Fence>,
+    /// The budget scope in force, shared with the budget's observer; `None` until the run
+    /// first enters a `budget` block or adopts a chain (see `budget_scope.rs`).
+    pub(crate) budget: Option<crate::budget::CurrentBudget>,
 }
 
 impl<'io> Interp<'io> {
@@ -142,6 +145,7 @@ impl<'io> Interp<'io> {
             watched: false,
             enter_isolated: false,
             fences: Vec::new(),
+            budget: None,
         }
     }
 
@@ -601,6 +605,10 @@ impl Caller for Interp<'_> {
 
     fn write_out(&mut self, s: &str) -> RtResult<()> {
         self.write(s)
+    }
+
+    fn remaining(&mut self, meter: &str) -> RtResult<Value> {
+        Interp::remaining(self, meter, "<remaining>")
     }
 
     fn read_line(&mut self) -> RtResult<Option<String>> {

@@ -5,7 +5,11 @@
 
 pub mod analyze;
 pub mod arith;
+mod ask_human;
 mod assert;
+pub mod budget;
+mod budget_observer;
+mod budget_scope;
 pub mod builtins;
 pub mod caller;
 pub mod cassette;
@@ -28,6 +32,7 @@ pub mod json_value;
 mod matching;
 pub mod methods;
 mod mock;
+mod model_effect;
 mod model_span;
 mod parallel;
 pub mod portable;

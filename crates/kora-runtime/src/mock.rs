@@ -99,7 +99,7 @@ impl Interp<'_> {
     }
 
     /// `file:line` of a span in the module being run.
-    fn place(&self, span: Span) -> String {
+    pub(crate) fn place(&self, span: Span) -> String {
         let m = &self.prog.modules[self.cur_mod];
         let line = LineIndex::new(&m.source).line(span.start);
         format!("{}:{}", m.display, line)

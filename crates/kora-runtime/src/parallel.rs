@@ -59,6 +59,8 @@ pub(crate) struct Seed {
     mod_state: Vec<ModState>,
     mocks: Vec<(Portable, String)>,
     models: Option<crate::analyze::SharedModels>,
+    /// The enclosing budget: every branch spends from the same atomic meters.
+    budget: crate::budget::BudgetChain,
 }
 
 impl Seed {
@@ -77,6 +79,9 @@ impl Seed {
                 at: at.clone(),
             })
             .collect();
+        if !self.budget.is_unbudgeted() {
+            w.adopt_budget(self.budget.clone());
+        }
         w
     }
 }
@@ -129,6 +134,7 @@ impl Interp<'_> {
             mod_state: self.mod_state.clone(),
             mocks,
             models: self.models.clone(),
+            budget: self.budget_chain(),
         })
     }
 

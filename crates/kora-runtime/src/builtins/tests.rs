@@ -144,11 +144,12 @@ fn ids_match_the_builtin_table() {
         (id::OK, "Ok"),
         (id::FAILED, "Failed"),
         (id::TYPE, "type"),
+        (id::REMAINING, "remaining"),
     ];
     for (id, name) in pairs {
         assert_eq!(hir::builtin_name(BuiltinId(id)), name);
     }
-    assert_eq!(hir::BUILTINS.len(), id::TYPE as usize + 1);
+    assert_eq!(hir::BUILTINS.len(), id::REMAINING as usize + 1);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! 400 or more is an `Err` carrying the status and the start of the body.
 //! Labels (later issue): the body is `unverified` here, and the URL is a sink.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value as Json;
 use ureq::Agent;
@@ -109,12 +109,21 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         None
     };
     let _ = it.flush_out();
+    // A budget's `max_seconds` bounds each request and every wait between them.
+    let deadline = it.budget_chain().deadline();
     let host = it.host();
     let mut jitter = host.rng.clone();
     let r = host.effect(&a.effect(Kind::Http, &url, &name), |s| {
         let agent = agent(is_loopback(&url));
         loop {
-            match attempt(&agent, &url, &headers, body.as_ref(), timeout) {
+            let Some(this_timeout) =
+                kora_models::retry::request_timeout(timeout, deadline, Instant::now())
+            else {
+                return Err(format!(
+                    "the budget's time ran out before the request to {url} was sent"
+                ));
+            };
+            match attempt(&agent, &url, &headers, body.as_ref(), this_timeout) {
                 Ok(resp) => {
                     s.observe(Observation::Response {
                         status: resp.status,
@@ -123,7 +132,14 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                     return Ok(resp);
                 }
                 Err(f) if f.retry && !post && s.attempt() < ATTEMPTS => {
-                    std::thread::sleep(delay(s, f.after, &mut jitter));
+                    let wait = delay(s, f.after, &mut jitter);
+                    if deadline.is_some_and(|d| Instant::now() + wait >= d) {
+                        return Err(format!(
+                            "{} (the budget's time left no room to retry)",
+                            f.why
+                        ));
+                    }
+                    std::thread::sleep(wait);
                     s.retry();
                 }
                 Err(f) => {

@@ -153,6 +153,15 @@ impl Host {
                 codes::EFFECT_REFUSED,
                 format!("`{}` at {} was refused: {why}", e.call, e.op),
             ),
+            Stop::Exhausted(m) => RtError::new(
+                codes::EFFECT_REFUSED,
+                format!(
+                    "`{}` at {} was refused: the budget's {} ran out",
+                    e.call,
+                    e.op,
+                    m.name()
+                ),
+            ),
             Stop::BadRecord(why) => RtError::new(codes::EFFECT_REFUSED, why),
         })
     }
@@ -330,6 +339,10 @@ impl Interp<'_> {
     /// Configures the standard library for this run; without it a run id is made up.
     pub fn set_run(&mut self, settings: RunSettings) {
         self.host = Some(Box::new(Host::new(&self.prog, settings)));
+        // A budget scope already in force keeps its observer on the new pipeline.
+        if let Some(cur) = self.budget.clone() {
+            self.attach_budget_observer(&cur);
+        }
     }
 
     /// This run's id (made now if nothing set one).

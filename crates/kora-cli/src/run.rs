@@ -180,13 +180,17 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     let mut interp = kora_runtime::Interp::new(program.clone(), &mut *out);
     interp.set_input(&mut input);
     let mut observers: Vec<Box<dyn kora_runtime::effect::Observer>> = Vec::new();
+    let mut branches = Vec::new();
     if let Some(run) = &durable {
         observers.push(Box::new(run.observer()));
+        branches.push(run.branches());
     }
     interp.set_run(kora_runtime::stdlib::RunSettings {
         run_id,
         args,
         observers,
+        branches,
+        prefix: String::new(),
     });
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), run_span);

@@ -342,3 +342,125 @@ fn a_read_that_sees_a_changed_world_stops_the_resume_by_name() {
         "{err}"
     );
 }
+
+const FAN_OUT: &str = r#"use fs
+use random
+
+def main() -> None:
+    tags: list[int] = parallel for i in range(ROWS):
+        tag = random.randint(0, 1000000000)
+        done: None = fs.append("log.txt", f"{i} {tag}\n") else (why, kind):
+            return -1
+        return tag
+    for i in range(ROWS):
+        print(f"row {i} tag {tags[i]}")
+    print("done")
+
+main()
+"#;
+
+/// The lines `fs.append` left, as (item, tag), in item order.
+fn appended(d: &Path) -> Vec<(i64, i64)> {
+    let text = std::fs::read_to_string(d.join("log.txt")).unwrap_or_default();
+    let mut rows: Vec<(i64, i64)> = text
+        .lines()
+        .map(|l| {
+            let (i, t) = l.split_once(' ').expect("`i tag`");
+            (i.parse().expect("i"), t.parse().expect("tag"))
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn branches_of_a_parallel_for_resume_exactly_once() {
+    let d = dir("fan-clean");
+    std::fs::write(d.join("fan.ko"), FAN_OUT.replace("ROWS", &ROWS.to_string())).expect("program");
+    let clean = kora(&d, &["run", "--durable", "--run-id", "c", "fan.ko"], None);
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stderr));
+    let journal = std::fs::read_to_string(d.join(".kora/runs/c/journal.jsonl")).expect("journal");
+    assert!(
+        journal.contains("\"slot\":\"p0.3|"),
+        "branch effects have their own slots"
+    );
+    let appends = journal.lines().count() - 1;
+    let mut unknown_writes = 0;
+    for at in 1..=appends {
+        let ctx = format!("fan-out killed at append {at}");
+        let d = dir("fan");
+        std::fs::write(d.join("fan.ko"), FAN_OUT.replace("ROWS", &ROWS.to_string()))
+            .expect("program");
+        let first = kora(
+            &d,
+            &["run", "--durable", "--run-id", "f", "fan.ko"],
+            Some(&at.to_string()),
+        );
+        assert_ne!(first.status.code(), Some(0), "{ctx}: not killed");
+        match resume_to_end(&d, "f", text(&first.stdout), &ctx) {
+            Ok(shown) => {
+                let rows = appended(&d);
+                let ns: Vec<i64> = rows.iter().map(|r| r.0).collect();
+                assert_eq!(
+                    ns,
+                    (0..ROWS).collect::<Vec<_>>(),
+                    "{ctx}: lines lost or repeated"
+                );
+                check_output(&shown, &rows, &ctx);
+            }
+            Err(why) => {
+                assert!(why.contains("fs.append"), "{ctx}: {why}");
+                unknown_writes += 1;
+            }
+        }
+    }
+    assert!(
+        unknown_writes > 0,
+        "no kill landed between a mark and its outcome"
+    );
+}
+
+#[test]
+fn a_model_call_whose_outcome_was_journaled_is_never_sent_again() {
+    use kora_testkit::{Behaviour, FakeProvider};
+    let fake = FakeProvider::with_default(Behaviour::Answer("fine".into()));
+    let d = dir("model");
+    std::fs::write(
+        d.join("kora.toml"),
+        format!(
+            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{}\", api = \"openai\" }}\nmax_retries = 0\n",
+            fake.openai_endpoint()
+        ),
+    )
+    .expect("kora.toml");
+    std::fs::write(
+        d.join("ask.ko"),
+        "for i in range(3):\n    r: Result[str] = analyze(f\"item-{i}\", \"Say fine.\")\n    print(i, r)\n",
+    )
+    .expect("program");
+    // Appends: status, then per call its outcome and its printed line. Die before the
+    // third call's outcome is written: calls 0 and 1 are journaled, call 2 was sent.
+    let first = kora(
+        &d,
+        &["run", "--durable", "--run-id", "m", "ask.ko"],
+        Some("6"),
+    );
+    assert_ne!(first.status.code(), Some(0));
+    assert_eq!(fake.count(), 3, "the killed run sent three calls");
+    fake.reset();
+    let out = kora(&d, &["run", "--resume", "m"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let sent: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.raw_body).into_owned())
+        .collect();
+    assert_eq!(
+        sent.len(),
+        1,
+        "only the unjournaled call is sent again: {sent:?}"
+    );
+    assert!(sent[0].contains("item-2"), "{sent:?}");
+    let shown = format!("{}{}", text(&first.stdout), text(&out.stdout));
+    assert_eq!(shown, "0 Ok('fine')\n1 Ok('fine')\n2 Ok('fine')\n");
+}

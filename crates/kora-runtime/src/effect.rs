@@ -126,6 +126,14 @@ pub trait Observer {
     fn abandoned(&mut self, _e: &Effect) {}
 }
 
+/// Makes an observer for a `parallel for` branch or an isolated agent, which runs on its own
+/// interpreter (and pipeline). `prefix` names the branch deterministically
+/// (`p3.7|` = the run's fourth fan-out, item 7), so a journal can give its effects slots
+/// that a resume finds again.
+pub trait ForBranch: Send + Sync {
+    fn for_branch(&self, prefix: &str) -> Box<dyn Observer>;
+}
+
 /// Why an effect did not produce a result.
 #[derive(Debug)]
 pub enum Stop {

@@ -90,6 +90,8 @@ pub struct Interp<'io> {
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
     /// The standard library's run state, made at the first standard-library call.
     pub(crate) host: Option<Box<crate::stdlib::Host>>,
+    /// Settings for the standard library, applied when it is first used (branches set these).
+    pub(crate) pending_run: Option<crate::stdlib::RunSettings>,
     /// Active `with mock` blocks, innermost last (see `mock.rs`).
     pub(crate) mocks: Vec<crate::mock::Mock>,
     /// Where spans go, when a tracer is attached (see `trace.rs`).
@@ -138,6 +140,7 @@ impl<'io> Interp<'io> {
             input: None,
             debugger: None,
             host: None,
+            pending_run: None,
             mocks: Vec::new(),
             tracing: None,
             lazy: None,

@@ -31,7 +31,7 @@ impl Interp<'_> {
         let seed = self.seed()?;
         let mut out = Vec::new();
         let result = {
-            let mut w = seed.interp(&mut out);
+            let mut w = seed.interp(&mut out, 0);
             let Value::Func(f) = agent.to_value() else {
                 return Err(RtError::new(
                     codes::NOT_PORTABLE,

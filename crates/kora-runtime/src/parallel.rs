@@ -61,12 +61,37 @@ pub(crate) struct Seed {
     models: Option<crate::analyze::SharedModels>,
     /// The enclosing budget: every branch spends from the same atomic meters.
     budget: crate::budget::BudgetChain,
+    /// The caller's run, continued in each branch's standard library.
+    run: BranchRun,
+}
+
+/// What a branch's standard library continues from its caller: the run id, the arguments,
+/// and the observers that follow the run into branches (a durable run's journal).
+struct BranchRun {
+    run_id: String,
+    args: Vec<String>,
+    branches: Vec<Arc<dyn crate::effect::ForBranch>>,
+    /// `p3.`: the caller's fourth fan-out; branch `i` is named `p3.i|`.
+    prefix: String,
 }
 
 impl Seed {
     /// A fresh interpreter writing to `out`, with the caller's modules, mocks and models.
-    pub(crate) fn interp<'o>(&self, out: &'o mut Vec<u8>) -> Interp<'o> {
+    pub(crate) fn interp<'o>(&self, out: &'o mut Vec<u8>, index: usize) -> Interp<'o> {
         let mut w = Interp::new(self.prog.clone(), out);
+        let prefix = format!("{}{index}|", self.run.prefix);
+        w.pending_run = Some(crate::stdlib::RunSettings {
+            run_id: Some(self.run.run_id.clone()),
+            args: self.run.args.clone(),
+            observers: self
+                .run
+                .branches
+                .iter()
+                .map(|b| b.for_branch(&prefix))
+                .collect(),
+            branches: self.run.branches.clone(),
+            prefix,
+        });
         w.lazy = Some(Box::new(LazyGlobals::new(self.globals.clone())));
         w.mod_state = self.mod_state.clone();
         w.models = self.models.clone();
@@ -109,7 +134,15 @@ struct Frame0 {
 
 impl Interp<'_> {
     /// Copies what a worker needs from this interpreter (not the frame: see `exec_parallel`).
-    pub(crate) fn seed(&self) -> RtResult<Seed> {
+    pub(crate) fn seed(&mut self) -> RtResult<Seed> {
+        let host = self.host();
+        host.fanouts += 1;
+        let run = BranchRun {
+            run_id: host.run_id.clone(),
+            args: host.args.clone(),
+            branches: host.branches.clone(),
+            prefix: format!("{}p{}.", host.prefix, host.fanouts - 1),
+        };
         let mut globals = Vec::with_capacity(self.globals.len());
         for (m, vals) in self.globals.iter().enumerate() {
             let loaded = self.lazy.as_ref();
@@ -135,6 +168,7 @@ impl Interp<'_> {
             mocks,
             models: self.models.clone(),
             budget: self.budget_chain(),
+            run,
         })
     }
 
@@ -252,7 +286,7 @@ fn fan_out(
         if i >= n || (p.first && i > winner.load(Ordering::Acquire)) {
             break;
         }
-        let out = run_branch(seed, frame, &p.target, &p.body, &inputs[i], &stop);
+        let out = run_branch(seed, frame, &p.target, &p.body, (i, &inputs[i]), &stop);
         match out.ended {
             Ended::Answer(_) if p.first => {
                 winner.fetch_min(i, Ordering::AcqRel);
@@ -281,12 +315,12 @@ fn run_branch(
     frame: &Frame0,
     target: &Target,
     body: &[Stmt],
-    item: &Portable,
+    (index, item): (usize, &Portable),
     stop: &Arc<AtomicBool>,
 ) -> BranchOut {
     let mut out = Vec::new();
     let ended = {
-        let mut w = seed.interp(&mut out);
+        let mut w = seed.interp(&mut out, index);
         w.stop = Some(stop.clone());
         w.watched = true;
         let f = &frame.func;

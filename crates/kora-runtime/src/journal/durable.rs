@@ -21,7 +21,7 @@ use super::fold::{fold, Folded, SlotState};
 use super::lock::RunLock;
 use super::record::{Record, FORMAT};
 use super::store::{load, LoadError};
-use crate::effect::{Class, Effect, Kind, Observation, Observer, State, Verdict};
+use crate::effect::{Class, Effect, ForBranch, Kind, Observation, Observer, State, Verdict};
 
 /// Why a durable run could not start or resume.
 #[derive(Debug)]
@@ -242,8 +242,18 @@ impl Run {
 
     /// The observer a run's pipeline attaches.
     pub fn observer(self: &Arc<Self>) -> Durable {
+        self.observer_in("")
+    }
+
+    /// What follows the run into `parallel for` branches and isolated agents.
+    pub fn branches(self: &Arc<Self>) -> Arc<dyn ForBranch> {
+        Arc::new(Branches(Arc::clone(self)))
+    }
+
+    fn observer_in(self: &Arc<Self>, prefix: &str) -> Durable {
         Durable {
             run: Arc::clone(self),
+            prefix: prefix.to_string(),
             seen: HashMap::new(),
             slot: String::new(),
             replayed: false,
@@ -254,9 +264,20 @@ impl Run {
     }
 }
 
+/// Makes the journal's observer for each branch, its slots named under the branch's prefix.
+struct Branches(Arc<Run>);
+
+impl ForBranch for Branches {
+    fn for_branch(&self, prefix: &str) -> Box<dyn Observer> {
+        Box::new(self.0.observer_in(prefix))
+    }
+}
+
 /// The journal's observer on one interpreter's pipeline.
 pub struct Durable {
     run: Arc<Run>,
+    /// The branch this interpreter runs (`p0.3|`), empty in the main one.
+    prefix: String,
     /// How many times each operation has run, which names its next slot.
     seen: HashMap<String, u32>,
     slot: String,
@@ -290,7 +311,7 @@ impl Observer for Durable {
             return Verdict::Refuse(why);
         }
         let n = self.seen.entry(e.op.to_string()).or_insert(0);
-        self.slot = format!("{}/{n}", e.op);
+        self.slot = format!("{}{}/{n}", self.prefix, e.op);
         *n += 1;
         self.replayed = false;
         self.expect_digest = None;

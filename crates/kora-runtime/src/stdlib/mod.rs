@@ -89,6 +89,12 @@ pub struct Host {
     pub run_id: String,
     pub args: Vec<String>,
     pub pipeline: Pipeline,
+    /// Observers that follow the run into branches and isolated agents.
+    pub branches: Vec<std::sync::Arc<dyn effect::ForBranch>>,
+    /// This interpreter's branch name (empty in the main interpreter).
+    pub prefix: String,
+    /// How many fan-outs (and isolated calls) this interpreter has started: names the next.
+    pub fanouts: u32,
     pub rng: fastrand::Rng,
     pub regexes: re::Cache,
     pub types: typed::StdTypes,
@@ -100,6 +106,10 @@ pub struct RunSettings {
     pub run_id: Option<String>,
     pub args: Vec<String>,
     pub observers: Vec<Box<dyn effect::Observer>>,
+    /// Observers to recreate in every branch (a durable run's journal).
+    pub branches: Vec<std::sync::Arc<dyn effect::ForBranch>>,
+    /// The branch this interpreter runs (empty for the main one).
+    pub prefix: String,
 }
 
 impl Host {
@@ -126,6 +136,9 @@ impl Host {
             run_id: settings.run_id.unwrap_or_else(new_run_id),
             args: settings.args,
             pipeline,
+            branches: settings.branches,
+            prefix: settings.prefix,
+            fanouts: 0,
             rng: fastrand::Rng::new(),
             regexes: re::Cache::default(),
             types: typed::StdTypes::find(prog),
@@ -352,7 +365,8 @@ impl Interp<'_> {
 
     pub(crate) fn host(&mut self) -> &mut Host {
         if self.host.is_none() {
-            self.host = Some(Box::new(Host::new(&self.prog, RunSettings::default())));
+            let settings = self.pending_run.take().unwrap_or_default();
+            self.host = Some(Box::new(Host::new(&self.prog, settings)));
         }
         self.host.as_mut().expect("made above")
     }

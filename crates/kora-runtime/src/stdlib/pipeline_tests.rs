@@ -70,6 +70,7 @@ fn run(source: &str, frozen_clock: Option<Json>) -> (String, Vec<String>) {
                 log: log.clone(),
                 frozen_clock,
             })],
+            ..Default::default()
         });
         it.run_main().expect("runs");
     }

@@ -442,3 +442,89 @@ budget(max_calls=5):
     assert_eq!(r.stdout, "5 ok\n3 exhausted\n0\n");
     assert_eq!(fake.count(), 5, "eight branches, one cap of five calls");
 }
+
+/// A tool loop whose model asks for the tool on every turn unless told otherwise.
+const TOOL_LOOP: &str = r#"type Weather:
+    city: str
+    celsius: int
+
+tool temperature(city: str) -> int:
+    "The current temperature in a city, in degrees Celsius."
+    print("tool ran for", city)
+    return 21
+
+def weather(city: str) -> None:
+    w: Result[Weather] = analyze(city, "What is the weather?", tools=[temperature])
+    match w:
+        case Ok(x):
+            print("ok", x.city, x.celsius)
+        case Exhausted(m):
+            print("exhausted", m)
+        case other:
+            print("other", other)
+"#;
+
+fn asks_for_the_tool() -> Behaviour {
+    Behaviour::ToolCalls(vec![(
+        "temperature".to_string(),
+        serde_json::json!({"city": "Paris"}),
+    )])
+}
+
+#[test]
+fn max_steps_stops_a_tool_loop_between_turns() {
+    let fake = FakeProvider::with_default(asks_for_the_tool());
+    let d = setup(
+        "tool-steps",
+        &fake,
+        &format!("{TOOL_LOOP}\nbudget(max_steps=2):\n    weather(\"Paris\")\n    print(remaining(\"steps\"))\n"),
+    );
+    let r = kora(&d, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Two turns were admitted, each ran the tool; the third was refused before it was sent.
+    assert_eq!(
+        r.stdout,
+        "tool ran for Paris\ntool ran for Paris\nexhausted steps\n0\n"
+    );
+    assert_eq!(fake.count(), 2, "the provider saw exactly the cap");
+}
+
+#[test]
+fn a_tool_loop_is_one_call_of_max_calls() {
+    let fake = FakeProvider::start();
+    fake.push(asks_for_the_tool());
+    fake.push(Behaviour::Answer(
+        r#"{"ok": {"city": "Paris", "celsius": 21}, "uncertain": null}"#.into(),
+    ));
+    let d = setup(
+        "tool-calls",
+        &fake,
+        &format!("{TOOL_LOOP}\nbudget(max_calls=1):\n    weather(\"Paris\")\n    weather(\"Rome\")\n"),
+    );
+    let r = kora(&d, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "tool ran for Paris\nok Paris 21\nexhausted calls\n"
+    );
+    assert_eq!(fake.count(), 2, "two turns of the one admitted call");
+}
+
+#[test]
+fn max_seconds_cuts_a_stalled_tool_loop_turn() {
+    let fake = FakeProvider::with_default(Behaviour::Stall(Duration::from_secs(20)));
+    fake.push(asks_for_the_tool());
+    let d = setup(
+        "tool-stall",
+        &fake,
+        &format!("{TOOL_LOOP}\nbudget(max_seconds=1):\n    weather(\"Paris\")\nprint(\"after\")\n"),
+    );
+    let r = kora(&d, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "tool ran for Paris\nexhausted time\nafter\n");
+    assert_eq!(
+        fake.count(),
+        2,
+        "the second turn was in flight when time ran out"
+    );
+}

@@ -195,10 +195,14 @@ impl BudgetChain {
 
     /// Admits one more model turn inside an admitted call (a tool loop's next request):
     /// `Err(meter)` means the call ends as `Exhausted(meter)` between turns.
+    /// The calls meter is not consulted: this call already holds its place in it, and a
+    /// cap it filled must not stop its own later turns.
     pub fn admit_turn(&self, now: Instant) -> Result<(), Meter> {
-        if let Some(m) = self.exhausted(now) {
+        if let Some(m) = self.exhausted(now).filter(|m| *m != Meter::Calls) {
             return Err(m);
         }
+        // `exhausted` names time and tokens before calls, so only a full steps meter is left to
+        // find, and the reservation finds it.
         self.reserve(Meter::Steps)
     }
 
@@ -383,6 +387,26 @@ mod tests {
         assert_eq!(chain.admit(now), Err(Meter::Calls));
         chain.release(r);
         assert!(chain.admit(now).is_ok());
+    }
+
+    #[test]
+    fn a_full_calls_meter_does_not_stop_the_turns_of_the_call_that_filled_it() {
+        let now = Instant::now();
+        let chain = BudgetChain::default()
+            .enter(
+                Limits {
+                    calls: Some(1),
+                    steps: Some(3),
+                    ..Limits::default()
+                },
+                now,
+            )
+            .expect("fresh");
+        chain.admit(now).expect("room");
+        assert_eq!(chain.admit(now), Err(Meter::Calls));
+        assert_eq!(chain.admit_turn(now), Ok(()));
+        assert_eq!(chain.admit_turn(now), Ok(()));
+        assert_eq!(chain.admit_turn(now), Err(Meter::Steps));
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub struct Interp<'io> {
     pub(crate) frames: Vec<Frame>,
     pub(crate) depth: u32,
     pub(crate) out: &'io mut dyn Write,
+    /// What the tools of the tool loop in flight printed: its journal record keeps it, so a
+    /// resume that replays the loop without its tools prints the same bytes.
+    pub(crate) loop_output: Option<String>,
     pub(crate) models: Option<crate::analyze::SharedModels>,
     /// How many `case ... if` guards are being evaluated: a model call there is refused.
     pub(crate) guard_depth: u32,
@@ -133,6 +136,7 @@ impl<'io> Interp<'io> {
             base: 0,
             cur_mod: 0,
             frames: Vec::with_capacity(64),
+            loop_output: None,
             depth: 0,
             out,
             models: None,
@@ -591,6 +595,9 @@ impl<'io> Interp<'io> {
     }
 
     pub(crate) fn write(&mut self, s: &str) -> RtResult<()> {
+        if let Some(shown) = &mut self.loop_output {
+            shown.push_str(s);
+        }
         self.out
             .write_all(s.as_bytes())
             .map_err(|e| RtError::new(codes::IO, format!("cannot write output: {e}")))

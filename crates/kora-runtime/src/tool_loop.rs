@@ -17,7 +17,7 @@
 //! the program's code) and serves each model turn from the cassette, so a tool whose
 //! result changed makes the next turn miss, naming the call.
 
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use serde_json::{json, Value as Json};
 
@@ -25,11 +25,14 @@ use kora_check::hir::{self, AnalyzeCall};
 use kora_models::{Decoded, ModelEntry, Request, ToolCall, ToolSpec, Turn};
 use kora_syntax::ast::FuncKind;
 
+use crate::budget::Meter;
 use crate::cassette::{Entry, KeyMaterial, Mode, Usage};
 use crate::context_fence::{base_tokens, fit, Fit};
 use crate::error::{codes, RtError, RtResult};
+use crate::effect::{Begun, Class, Effect, Kind, Observation, Recordable, Stop};
 use crate::interp::Interp;
 use crate::json_value::shape_of;
+use crate::model_effect::ModelAnswer;
 use crate::model_span::{Answered, ModelObs};
 use crate::value::{OutcomeTag, Value};
 
@@ -118,7 +121,10 @@ impl Interp<'_> {
         Ok(out)
     }
 
-    /// Runs the loop of a call given tools, from its first request to its outcome.
+    /// Runs the loop of a call given tools as one model effect, from its first request to its
+    /// outcome. The budget admits it at Prepared and each further turn inside; a durable run
+    /// marks it before the first request (it is world-changing: its tools act) and replays its
+    /// outcome whole, without running the tools again.
     pub(crate) fn tool_loop(
         &mut self,
         call: &AnalyzeCall,
@@ -126,6 +132,88 @@ impl Interp<'_> {
         material: KeyMaterial,
         obs: &mut ModelObs,
     ) -> RtResult<Value> {
+        let (op, target) = (call.site.clone(), entry.name.clone());
+        let effect = Effect {
+            kind: Kind::Model,
+            class: Class::WorldChanging,
+            op: &op,
+            call: "analyze",
+            target: &target,
+        };
+        let _ = self.flush_out();
+        match self.host().pipeline.begin::<LoopAnswer>(&effect) {
+            Begun::Perform => {}
+            Begun::Done(Ok(LoopAnswer { answer, shown })) => {
+                self.write(&shown)?;
+                obs.input_tokens = answer.usage.input_tokens;
+                obs.output_tokens = answer.usage.output_tokens;
+                return Ok(self.recorded_outcome(call, &answer.outcome));
+            }
+            Begun::Done(Err(why)) => {
+                return Err(RtError::new(
+                    codes::EFFECT_REFUSED,
+                    format!("the model call at {} failed: {why}", call.site),
+                ))
+            }
+            Begun::Stopped(Stop::Exhausted(m)) => {
+                obs.failure = Some(format!("budget exhausted: {}", m.name()));
+                return Ok(Value::outcome(OutcomeTag::Exhausted, Value::str(m.name())));
+            }
+            Begun::Stopped(Stop::Refused(why)) => {
+                return Err(RtError::new(
+                    codes::EFFECT_REFUSED,
+                    format!("the model call at {} was refused: {why}", call.site),
+                ))
+            }
+            Begun::Stopped(Stop::BadRecord(why)) => {
+                return Err(RtError::new(codes::EFFECT_REFUSED, why))
+            }
+        }
+        let mut spent = Usage::default();
+        let outer = self.loop_output.replace(String::new());
+        let ran = self.tool_turns(call, &entry, material, obs, &effect, &mut spent);
+        let shown = std::mem::replace(&mut self.loop_output, outer).unwrap_or_default();
+        if let Some(outer) = &mut self.loop_output {
+            outer.push_str(&shown);
+        }
+        // A raise from a tool still reaches Terminal, so the budget charges what the turns spent.
+        let result = match &ran {
+            Ok((outcome, _)) => Ok(LoopAnswer {
+                answer: ModelAnswer {
+                    outcome: outcome.clone(),
+                    usage: spent,
+                },
+                shown,
+            }),
+            Err(_) => Err("raised".to_string()),
+        };
+        self.host().pipeline.finish(&effect, &result);
+        let (answer, recorded) = ran?;
+        let outcome = self.recorded_outcome(call, &answer);
+        let failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
+        // A loop that ended Failed leaves nothing in the cassette, like any failure.
+        if !failed && !recorded.is_empty() {
+            let mut models = self.models.as_ref().map(crate::analyze::lock);
+            if let Some(c) = models.as_mut().and_then(|m| m.cassette.as_mut()) {
+                for e in recorded {
+                    c.put(e);
+                }
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// The turns of a tool loop: its outcome as `{"ok": v}` / `{"uncertain": r}` /
+    /// `{"failed": why}` / `{"exhausted": meter}`, and the cassette entries a recording keeps.
+    fn tool_turns(
+        &mut self,
+        call: &AnalyzeCall,
+        entry: &ModelEntry,
+        material: KeyMaterial,
+        obs: &mut ModelObs,
+        effect: &Effect,
+        spent: &mut Usage,
+    ) -> RtResult<(Json, Vec<Entry>)> {
         let Some(tools_expr) = &call.tools else {
             return Err(RtError::new(codes::CONFIG, "a tool loop needs `tools=`"));
         };
@@ -146,7 +234,7 @@ impl Interp<'_> {
                 .collect(),
         );
         let fence = self.context_fence();
-        let base = base_tokens(&entry, &req);
+        let base = base_tokens(entry, &req);
         let (settings, mode, max_turns) = match self.models.as_ref().map(crate::analyze::lock) {
             Some(m) => (m.config.settings.clone(), m.mode, m.config.tool_turns()),
             None => {
@@ -160,6 +248,13 @@ impl Interp<'_> {
         let mut recorded: Vec<Entry> = Vec::new();
         let mut turns = 0u32;
         loop {
+            // The call was admitted with its first turn; every further turn is a step.
+            if turns > 0 {
+                if let Err(m) = self.budget_chain().admit_turn(Instant::now()) {
+                    obs.failure = Some(format!("budget exhausted: {}", m.name()));
+                    return Ok((json!({ "exhausted": m.name() }), Vec::new()));
+                }
+            }
             // The fence decides what this turn carries; the history itself keeps everything.
             req.history = match fence.map(|f| fit(&f, base, &history)) {
                 None => history.clone(),
@@ -173,11 +268,11 @@ impl Interp<'_> {
                 Some(Fit::BaseTooBig { need, room }) => {
                     let why = crate::context_fence::base_too_big(need, room);
                     obs.failure = Some(why.clone());
-                    return Ok(Value::outcome(OutcomeTag::Failed, Value::str(why)));
+                    return Ok((json!({ "failed": why }), Vec::new()));
                 }
                 Some(Fit::NewestTooBig { .. }) => {
                     obs.failure = Some("context".into());
-                    return Ok(Value::outcome(OutcomeTag::Exhausted, Value::str("context")));
+                    return Ok((json!({ "exhausted": "context" }), Vec::new()));
                 }
             };
             let turn_material = KeyMaterial {
@@ -197,6 +292,8 @@ impl Interp<'_> {
                     obs.answered = Answered::Cassette;
                     obs.input_tokens += rec.usage.input_tokens;
                     obs.output_tokens += rec.usage.output_tokens;
+                    // A replayed turn costs the budget what it cost when it was recorded.
+                    self.spend(effect, spent, rec.usage);
                     rec.outcome
                 }
                 None if mode == Mode::Replay => {
@@ -213,22 +310,28 @@ impl Interp<'_> {
                 }
                 None => {
                     obs.answered = Answered::Model;
-                    let reply = match kora_models::call(&entry, &settings, &req, None, None) {
+                    // The transport is given the budget's deadline, so a stalled turn is cut off.
+                    let deadline = self.budget_chain().deadline();
+                    let reply = match kora_models::call(entry, &settings, &req, deadline, None) {
                         Err(failure) => {
                             obs.input_tokens += failure.usage.input_tokens;
                             obs.output_tokens += failure.usage.output_tokens;
                             obs.failure = Some(failure.cause.clone());
                             obs.attempts.extend(failure.attempt_log);
-                            return Ok(Value::outcome(
-                                OutcomeTag::Failed,
-                                Value::str(failure.cause),
-                            ));
+                            self.spend(effect, spent, usage_of(&failure.usage));
+                            let outcome = if failure.deadline_reached && deadline.is_some() {
+                                json!({ "exhausted": Meter::Time.name() })
+                            } else {
+                                json!({ "failed": failure.cause })
+                            };
+                            return Ok((outcome, Vec::new()));
                         }
                         Ok(r) => r,
                     };
                     let mut reply = reply;
                     obs.input_tokens += reply.usage.input_tokens;
                     obs.output_tokens += reply.usage.output_tokens;
+                    self.spend(effect, spent, usage_of(&reply.usage));
                     obs.attempts.extend(std::mem::take(&mut reply.attempts));
                     let j = if reply.tool_calls.is_empty() {
                         match kora_models::decode_outcome(&reply.content, &shape, entry.structured)
@@ -237,9 +340,9 @@ impl Interp<'_> {
                             Decoded::Uncertain(r) => json!({ "uncertain": r }),
                             Decoded::Mismatch(path) => {
                                 obs.failure = Some(format!("schema: {path}"));
-                                return Ok(Value::outcome(
-                                    OutcomeTag::Failed,
-                                    Value::str(format!("schema: {path}")),
+                                return Ok((
+                                    json!({ "failed": format!("schema: {path}") }),
+                                    Vec::new(),
                                 ));
                             }
                         }
@@ -259,24 +362,18 @@ impl Interp<'_> {
                 }
             };
             let Some(calls) = answer.get("tool_calls").and_then(Json::as_array) else {
-                let outcome = self.recorded_outcome(call, &answer);
-                let failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
-                // A loop that ended Failed leaves nothing in the cassette, like any failure.
-                if mode == Mode::Record && !failed {
-                    let mut models = self.models.as_ref().map(crate::analyze::lock);
-                    if let Some(c) = models.as_mut().and_then(|m| m.cassette.as_mut()) {
-                        for e in recorded {
-                            c.put(e);
-                        }
-                    }
-                }
-                return Ok(outcome);
+                let keep = if mode == Mode::Record {
+                    recorded
+                } else {
+                    Vec::new()
+                };
+                return Ok((answer, keep));
             };
             turns += 1;
             if turns >= max_turns {
                 let why = format!("tools: the model still asked for tools after {turns} turns, the limit (`[models] max_tool_turns`); make the task smaller or raise the limit");
                 obs.failure = Some(why.clone());
-                return Ok(Value::outcome(OutcomeTag::Failed, Value::str(why)));
+                return Ok((json!({ "failed": why }), Vec::new()));
             }
             let calls: Vec<ToolCall> = calls.iter().filter_map(call_from_json).collect();
             let content = answer
@@ -304,6 +401,49 @@ impl Interp<'_> {
             });
             history.extend(results);
         }
+    }
+}
+
+/// A tool loop's journal record: the model call's, plus what its tools printed.
+struct LoopAnswer {
+    answer: ModelAnswer,
+    shown: String,
+}
+
+impl Recordable for LoopAnswer {
+    fn to_record(&self) -> Json {
+        let mut j = self.answer.to_record();
+        j["shown"] = Json::String(self.shown.clone());
+        j
+    }
+
+    fn from_record(j: &Json) -> Option<LoopAnswer> {
+        Some(LoopAnswer {
+            answer: ModelAnswer::from_record(j)?,
+            shown: j.get("shown")?.as_str()?.to_string(),
+        })
+    }
+}
+
+impl Interp<'_> {
+    /// Reports one turn's tokens to the pipeline (a budget charges them) and adds them to the call's.
+    fn spend(&mut self, effect: &Effect, spent: &mut Usage, u: Usage) {
+        spent.input_tokens += u.input_tokens;
+        spent.output_tokens += u.output_tokens;
+        self.host().pipeline.observe(
+            effect,
+            Observation::Usage {
+                input: u.input_tokens,
+                output: u.output_tokens,
+            },
+        );
+    }
+}
+
+fn usage_of(u: &kora_models::Usage) -> Usage {
+    Usage {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
     }
 }
 

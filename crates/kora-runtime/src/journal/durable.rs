@@ -255,10 +255,7 @@ impl Run {
             run: Arc::clone(self),
             prefix: prefix.to_string(),
             seen: HashMap::new(),
-            slot: String::new(),
-            replayed: false,
-            expect_digest: None,
-            digest: None,
+            frames: Vec::new(),
             diverged: None,
         }
     }
@@ -280,12 +277,20 @@ pub struct Durable {
     prefix: String,
     /// How many times each operation has run, which names its next slot.
     seen: HashMap<String, u32>,
+    /// The effects between Prepared and Terminal, innermost last: a tool loop's tools run
+    /// their own effects while the loop's model call is in flight.
+    frames: Vec<Frame>,
+    /// A read that saw a different world: the run stops at its next effect.
+    diverged: Option<String>,
+}
+
+/// One effect in flight.
+#[derive(Default)]
+struct Frame {
     slot: String,
     replayed: bool,
     expect_digest: Option<String>,
     digest: Option<String>,
-    /// A read that saw a different world: the run stops at its next effect.
-    diverged: Option<String>,
 }
 
 /// Effects whose outcome is not synced on its own. Losing such a record to a crash
@@ -310,35 +315,52 @@ impl Observer for Durable {
         if let Some(why) = self.diverged.take().or_else(|| self.run.broken_reason()) {
             return Verdict::Refuse(why);
         }
-        let n = self.seen.entry(e.op.to_string()).or_insert(0);
-        self.slot = format!("{}{}/{n}", self.prefix, e.op);
+        // An effect inside another one (a tool's write inside a tool loop) is named under it, so
+        // a resume that replays the outer effect whole leaves the numbering of the rest intact.
+        let parent = match self.frames.len() {
+            n if n >= 2 => format!("{}>", self.frames[n - 2].slot),
+            _ => String::new(),
+        };
+        let op = format!("{}{parent}{}", self.prefix, e.op);
+        let n = self.seen.entry(op.clone()).or_insert(0);
+        let slot = format!("{op}/{n}");
         *n += 1;
-        self.replayed = false;
-        self.expect_digest = None;
-        self.digest = None;
-        match self.run.past.slots.get(&self.slot) {
+        let Some(frame) = self.frames.last_mut() else {
+            return Verdict::Proceed;
+        };
+        *frame = Frame {
+            slot,
+            ..Frame::default()
+        };
+        match self.run.past.slots.get(&frame.slot) {
             Some(SlotState::Done { digest, .. }) if e.class == Class::Read => {
-                self.expect_digest = digest.clone();
-                self.replayed = true;
+                frame.expect_digest = digest.clone();
+                frame.replayed = true;
                 Verdict::Proceed
             }
             Some(SlotState::Done { result, .. }) => {
-                self.replayed = true;
+                frame.replayed = true;
                 Verdict::Replay(result.clone())
             }
             Some(SlotState::Sent { call, .. }) if two_phase(e) => Verdict::Refuse(format!(
                 "run {} stopped after `{call}` at {} was sent and before its outcome was recorded, so whether it happened is unknown; check by hand, then start a new run",
-                self.run.id, self.slot
+                self.run.id, frame.slot
             )),
             _ => Verdict::Proceed,
         }
     }
 
     fn transition(&mut self, e: &Effect, state: State) {
+        if state == State::Prepared {
+            self.frames.push(Frame::default());
+        }
+        let Some(frame) = self.frames.last() else {
+            return;
+        };
         if state == (State::Sent { attempt: 1 }) && two_phase(e) {
             self.run.write(
                 &Record::Sent {
-                    slot: self.slot.clone(),
+                    slot: frame.slot.clone(),
                     kind: e.kind.name().to_string(),
                     call: e.call.to_string(),
                 },
@@ -348,30 +370,41 @@ impl Observer for Durable {
     }
 
     fn observed(&mut self, e: &Effect, what: &Observation) {
+        let Some(frame) = self.frames.last_mut() else {
+            return;
+        };
         if let (Observation::Read(bytes), Class::Read) = (what, e.class) {
             let d = hex(&Sha256::digest(bytes));
-            if let Some(expected) = &self.expect_digest {
+            if let Some(expected) = &frame.expect_digest {
                 if *expected != d {
                     self.diverged = Some(format!(
                         "`{}` at {} read something different from what run {} read before it stopped ({}); the world changed under the run, so resuming could repeat or skip work",
-                        e.call, self.slot, self.run.id, e.target
+                        e.call, frame.slot, self.run.id, e.target
                     ));
                 }
             }
-            self.digest = Some(d);
+            frame.digest = Some(d);
         }
     }
 
+    fn abandoned(&mut self, _e: &Effect) {
+        self.frames.pop();
+    }
+
     fn terminal(&mut self, e: &Effect, _ok: bool, record: &dyn Fn() -> Json) {
-        if self.replayed {
+        let Some(frame) = self.frames.pop() else {
+            return;
+        };
+        // An empty slot: an earlier observer stopped the effect before this one named it.
+        if frame.replayed || frame.slot.is_empty() {
             return;
         }
         self.run.write(
             &Record::Done {
-                slot: self.slot.clone(),
+                slot: frame.slot,
                 kind: e.kind.name().to_string(),
                 result: record(),
-                digest: self.digest.take(),
+                digest: frame.digest,
             },
             !cheap(e),
         );

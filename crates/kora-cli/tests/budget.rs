@@ -528,3 +528,22 @@ fn max_seconds_cuts_a_stalled_tool_loop_turn() {
         "the second turn was in flight when time ran out"
     );
 }
+
+#[test]
+fn a_tool_loop_is_charged_the_tokens_of_its_turns() {
+    let fake = FakeProvider::start();
+    fake.push(asks_for_the_tool());
+    fake.push(Behaviour::AnswerWithUsage(
+        r#"{"ok": {"city": "Paris", "celsius": 21}, "uncertain": null}"#.into(),
+        40,
+        20,
+    ));
+    let d = setup(
+        "tool-tokens",
+        &fake,
+        &format!("{TOOL_LOOP}\nbudget(max_tokens=100):\n    weather(\"Paris\")\n    print(remaining(\"tokens\"))\n"),
+    );
+    let r = kora(&d, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "tool ran for Paris\nok Paris 21\n40\n");
+}

@@ -16,6 +16,9 @@ use serde_json::Value as Json;
 
 pub use kora_check::std_api::Class;
 
+mod begun;
+pub use begun::Begun;
+
 /// What an effect does, for observers that treat kinds differently (a journal's resume table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -327,72 +330,6 @@ impl Pipeline {
             Some(r) => Err(r),
             None => Ok(Ok(result)),
         }
-    }
-}
-
-/// How `begin` left an effect whose performer cannot live in a closure.
-pub enum Begun<T> {
-    /// Sent: perform it, report through `observe`, then call `finish`.
-    Perform,
-    /// An observer answered it from a record; it has reached Terminal already.
-    Done(Result<T, String>),
-    Stopped(Stop),
-}
-
-impl Pipeline {
-    /// The Prepared half of `run`, for an effect whose performer needs the interpreter (a tool
-    /// loop runs the program's tools, whose own effects pass through this pipeline in between).
-    /// Observers see those inner effects nested between this one's Sent and Terminal.
-    pub fn begin<T: Recordable>(&mut self, e: &Effect) -> Begun<T> {
-        self.each(|o, e| o.transition(e, State::Prepared), e);
-        let mut verdict = Verdict::Proceed;
-        for o in &mut self.observers {
-            verdict = o.prepared(e);
-            if !matches!(verdict, Verdict::Proceed) {
-                break;
-            }
-        }
-        let stop = match verdict {
-            Verdict::Proceed => {
-                self.each(|o, e| o.transition(e, State::Sent { attempt: 1 }), e);
-                return Begun::Perform;
-            }
-            Verdict::Replay(j) => match decode(&j) {
-                Some(r) => {
-                    self.finish(e, &r);
-                    return Begun::Done(r);
-                }
-                None => Stop::BadRecord(format!("the recorded result of {} does not fit it", e.op)),
-            },
-            Verdict::Refuse(why) => Stop::Refused(why),
-            Verdict::Exhausted(m) => Stop::Exhausted(m),
-        };
-        self.each(|o, e| o.abandoned(e), e);
-        Begun::Stopped(stop)
-    }
-
-    /// Reports what reached the program while a begun effect is in flight.
-    pub fn observe(&mut self, e: &Effect, what: Observation) {
-        self.each(
-            |o, e| {
-                o.transition(e, State::Observed);
-                o.observed(e, &what);
-            },
-            e,
-        );
-    }
-
-    /// The Terminal of a begun effect.
-    pub fn finish<T: Recordable>(&mut self, e: &Effect, result: &Result<T, String>) {
-        let record = || encode(result);
-        let ok = result.is_ok();
-        self.each(
-            |o, e| {
-                o.transition(e, State::Terminal);
-                o.terminal(e, ok, &record);
-            },
-            e,
-        );
     }
 }
 

@@ -499,7 +499,9 @@ fn a_tool_loop_is_one_call_of_max_calls() {
     let d = setup(
         "tool-calls",
         &fake,
-        &format!("{TOOL_LOOP}\nbudget(max_calls=1):\n    weather(\"Paris\")\n    weather(\"Rome\")\n"),
+        &format!(
+            "{TOOL_LOOP}\nbudget(max_calls=1):\n    weather(\"Paris\")\n    weather(\"Rome\")\n"
+        ),
     );
     let r = kora(&d, None);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -75,10 +75,7 @@ fn sent_and_done(name: &str, fake: &FakeProvider) -> (usize, usize) {
     script(fake);
     let out = kora(&d, &["run", "--durable", "--run-id", "c", "main.ko"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(
-        text(&out.stdout),
-        "start\ntool ran for Paris\nParis 21\n"
-    );
+    assert_eq!(text(&out.stdout), "start\ntool ran for Paris\nParis 21\n");
     let journal = std::fs::read_to_string(d.join(".kora/runs/c/journal.jsonl")).expect("journal");
     // Line 0 is the header, written by rename rather than appended.
     let find = |tag: &str| {
@@ -111,9 +108,15 @@ fn a_tool_loop_killed_between_its_mark_and_its_outcome_stops_the_resume_by_name(
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("whether it happened is unknown"), "{err}");
-    assert!(err.contains("`analyze`") && err.contains("main.ko"), "{err}");
+    assert!(
+        err.contains("`analyze`") && err.contains("main.ko"),
+        "{err}"
+    );
     assert_eq!(fake.count(), 0, "the resume sent nothing");
-    assert!(!text(&out.stdout).contains("tool ran"), "the tools did not run again");
+    assert!(
+        !text(&out.stdout).contains("tool ran"),
+        "the tools did not run again"
+    );
 }
 
 #[test]

@@ -229,6 +229,14 @@ impl BudgetChain {
         }
     }
 
+    /// Charges tokens as they are reported, before the call ends: a tool loop's next turn is
+    /// admitted against what its earlier turns spent.
+    pub fn charge_tokens(&self, tokens: u64) {
+        for s in self.scopes() {
+            s.tokens.fetch_add(tokens, Ordering::SeqCst);
+        }
+    }
+
     /// Takes one unit of `m` in every scope that limits it, all or none.
     fn reserve(&self, m: Meter) -> Result<(), Meter> {
         let scopes: Vec<&Scope> = self.scopes().collect();

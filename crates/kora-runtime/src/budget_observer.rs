@@ -21,7 +21,6 @@ struct Pending {
     chain: BudgetChain,
     reserved: Reserved,
     sent: bool,
-    tokens: u64,
 }
 
 /// Admits model calls at Prepared and charges them at Terminal (or releases them when
@@ -55,7 +54,6 @@ impl Observer for BudgetObserver {
                 chain: self.current.borrow().clone(),
                 reserved: Reserved::default(),
                 sent: false,
-                tokens: 0,
             }),
             State::Sent { .. } => {
                 if let Some(p) = self.pending.last_mut() {
@@ -89,7 +87,8 @@ impl Observer for BudgetObserver {
         if let (true, Observation::Usage { input, output }, Some(p)) =
             (metered(e), what, self.pending.last_mut())
         {
-            p.tokens += input + output;
+            // Charged at once, so the next turn of a tool loop sees them.
+            p.chain.charge_tokens(input + output);
         }
     }
 
@@ -111,9 +110,9 @@ impl Observer for BudgetObserver {
             return;
         }
         // A replayed answer was never sent: the tokens it cost are the ones it was recorded with,
-        // so a replay spends what the original run spent.
+        // so a replay spends what the original run spent. A sent call's were charged as observed.
         let tokens = if p.sent {
-            p.tokens
+            0
         } else {
             recorded_tokens(&record())
         };
@@ -178,5 +177,44 @@ mod tests {
             p.run_with(&e, None, |_| panic!("sent despite an empty budget"));
         assert!(matches!(r, Ok(Err(Stop::Exhausted(Meter::Calls)))));
         assert_eq!(spent.spent(), (0, 0, 0));
+    }
+
+    #[test]
+    fn tokens_reported_mid_call_stop_its_next_turn() {
+        use crate::effect::{Begun, Class, Pipeline};
+        let now = Instant::now();
+        let chain = BudgetChain::default()
+            .enter(
+                Limits {
+                    tokens: Some(50),
+                    ..Limits::default()
+                },
+                now,
+            )
+            .expect("fresh");
+        let mut p = Pipeline::default();
+        p.attach(Box::new(BudgetObserver::new(Rc::new(RefCell::new(
+            chain.clone(),
+        )))));
+        let e = Effect {
+            kind: Kind::Model,
+            class: Class::WorldChanging,
+            op: "main.ko:<module>#0",
+            call: "analyze",
+            target: "m",
+        };
+        assert!(matches!(p.begin::<String>(&e), Begun::Perform));
+        assert_eq!(chain.admit_turn(Instant::now()), Ok(()));
+        p.observe(
+            &e,
+            Observation::Usage {
+                input: 40,
+                output: 20,
+            },
+        );
+        assert_eq!(chain.admit_turn(Instant::now()), Err(Meter::Tokens));
+        p.finish(&e, &Ok::<_, String>("done".to_string()));
+        // Charged once: as observed, not again at Terminal.
+        assert_eq!(chain.spent(), (60, 1, 2));
     }
 }

@@ -123,10 +123,15 @@ mod tests {
             target: "notes.txt",
         };
         assert!(matches!(p.begin::<String>(&outer), Begun::Perform));
-        let inner: Result<Result<String, String>, Stop> =
-            p.run(&read, |_| Ok("read".to_string()));
+        let inner: Result<Result<String, String>, Stop> = p.run(&read, |_| Ok("read".to_string()));
         assert!(matches!(inner, Ok(Ok(_))));
-        p.observe(&outer, Observation::Usage { input: 1, output: 2 });
+        p.observe(
+            &outer,
+            Observation::Usage {
+                input: 1,
+                output: 2,
+            },
+        );
         p.finish(&outer, &Ok::<_, String>("answer".to_string()));
         let log = log.0.borrow().join("\n");
         assert_eq!(

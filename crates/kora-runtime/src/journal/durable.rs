@@ -362,8 +362,20 @@ impl Observer for Durable {
         }
     }
 
-    fn terminal(&mut self, e: &Effect, _ok: bool, record: &dyn Fn() -> Json) {
+    fn terminal(&mut self, e: &Effect, ok: bool, record: &dyn Fn() -> Json) {
         if self.replayed {
+            return;
+        }
+        if e.kind == Kind::AskHuman && !ok {
+            // Nobody answered: the question waits in its slot for `kora answer`.
+            self.run.write(
+                &Record::Sent {
+                    slot: self.slot.clone(),
+                    kind: e.kind.name().to_string(),
+                    call: e.target.to_string(),
+                },
+                true,
+            );
             return;
         }
         self.run.write(

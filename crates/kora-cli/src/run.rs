@@ -221,6 +221,9 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         }
     }
     if let Some(run) = &durable {
+        if std::env::var_os("KORA_JOURNAL_STATS").is_some() {
+            eprintln!("kora: journal of run {}: {} syncs", run.id, run.syncs());
+        }
         match (&result, &saved) {
             (Ok(()), Ok(())) => run.status("finished", ""),
             (Err(e), _) => run.status("failed", &e.message),

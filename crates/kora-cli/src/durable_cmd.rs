@@ -56,6 +56,26 @@ pub fn open_resume(id: &str) -> Result<(Arc<Run>, PathBuf, Vec<String>), String>
     Ok((run, program, args))
 }
 
+/// `kora answer RUN_ID TEXT`: the answer a suspended run's `ask_human` waits for.
+pub fn answer(id: &str, text: &str, dir: Option<PathBuf>) -> u8 {
+    if !kora_runtime::stdlib::valid_run_id(id) {
+        eprintln!("error: {id:?} is not a run id (letters, digits, `-`, `_`, `.`)");
+        return 2;
+    }
+    let here =
+        dir.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+    match journal::answer(&project_of(&here), id, text) {
+        Ok(question) => {
+            eprintln!("run {id}: answered {question:?}; continue it with `kora run --resume {id}`");
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
 /// `kora runs`: every durable run of the project with its state.
 pub fn runs(dir: Option<PathBuf>) -> u8 {
     let here =

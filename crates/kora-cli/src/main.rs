@@ -1,7 +1,7 @@
 //! The `kora` binary: parses the command line and hands each command to its module; exit codes live here.
 //!
 //! Exit codes: 0 success, 1 the program (or a test) failed at run time,
-//! 2 usage or compile error.
+//! 2 usage or compile error, 3 a durable run suspended on `ask_human`.
 
 mod check;
 mod diagnostics;
@@ -99,6 +99,16 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Answer the question a suspended durable run is waiting on (then `kora run --resume`)
+    Answer {
+        /// The suspended run
+        run_id: String,
+        /// The answer, as the person would have typed it
+        text: String,
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// List the durable runs of this project and their state
     Runs {
         /// The project folder (the one holding `kora.toml`); found from the current folder by default
@@ -175,6 +185,7 @@ fn main() -> ExitCode {
         Command::Check { files } => check::check(&files),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
         Command::Runs { dir } => durable_cmd::runs(dir),
+        Command::Answer { run_id, text, dir } => durable_cmd::answer(&run_id, &text, dir),
         Command::Lsp => serve("lsp", kora_lsp::serve_stdio()),
         Command::Dap => serve("dap", kora_dap::serve_stdio()),
     };

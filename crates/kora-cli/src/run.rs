@@ -191,6 +191,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         observers,
         branches,
         prefix: String::new(),
+        durable: durable.is_some(),
     });
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), run_span);
@@ -208,7 +209,21 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         s.close(span, result.as_ref().err().map(|e| e.code));
         s.finish();
     }
+    if let (Some(run), Err(e)) = (&durable, &result) {
+        if e.code == kora_runtime::error::codes::SUSPENDED {
+            run.status("suspended", &e.message);
+            eprintln!(
+                "kora: run {id} is waiting for an answer to: {q}\n  answer it with `kora answer {id} \"...\"`, then continue with `kora run --resume {id}`",
+                id = run.id,
+                q = e.message
+            );
+            return 3;
+        }
+    }
     if let Some(run) = &durable {
+        if std::env::var_os("KORA_JOURNAL_STATS").is_some() {
+            eprintln!("kora: journal of run {}: {} syncs", run.id, run.syncs());
+        }
         match (&result, &saved) {
             (Ok(()), Ok(())) => run.status("finished", ""),
             (Err(e), _) => run.status("failed", &e.message),

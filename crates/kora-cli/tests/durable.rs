@@ -464,3 +464,58 @@ fn a_model_call_whose_outcome_was_journaled_is_never_sent_again() {
     let shown = format!("{}{}", text(&first.stdout), text(&out.stdout));
     assert_eq!(shown, "0 Ok('fine')\n1 Ok('fine')\n2 Ok('fine')\n");
 }
+
+#[test]
+fn ask_human_suspends_a_durable_run_until_kora_answer() {
+    let d = dir("ask");
+    std::fs::write(
+        d.join("ask.ko"),
+        "use random\n\nn = random.randint(1, 1000000)\nprint(\"draw\", n)\nname = ask_human(\"Who approves the refund?\")\nprint(f\"approved by {name} after draw {n}\")\n",
+    )
+    .expect("program");
+    // stdin is closed (Command::output gives /dev/null): nobody can answer now.
+    let first = kora(&d, &["run", "--durable", "--run-id", "q", "ask.ko"], None);
+    assert_eq!(first.status.code(), Some(3), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stderr).contains("kora answer q"),
+        "{}",
+        text(&first.stderr)
+    );
+    let list = text(&kora(&d, &["runs"], None).stdout);
+    assert!(
+        list.contains("q  suspended") && list.contains("Who approves"),
+        "{list}"
+    );
+    // Resuming before an answer asks again, but does not show the question twice.
+    let again = kora(&d, &["run", "--resume", "q"], None);
+    assert_eq!(again.status.code(), Some(3));
+    assert_eq!(text(&again.stdout), "");
+    let answered = kora(&d, &["answer", "q", "Ada"], None);
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    let done = kora(&d, &["run", "--resume", "q"], None);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    let shown = format!(
+        "{}{}{}",
+        text(&first.stdout),
+        text(&again.stdout),
+        text(&done.stdout)
+    );
+    let draw = shown
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("draw ");
+    assert_eq!(
+        shown,
+        format!("draw {draw}\nWho approves the refund?\napproved by Ada after draw {draw}\n"),
+        "the question was shown once and the draw replayed"
+    );
+    let twice = kora(&d, &["answer", "q", "Grace"], None);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(text(&twice.stderr).contains("not waiting for an answer"));
+}

@@ -34,23 +34,25 @@ impl Interp<'_> {
             call: "ask_human",
             target: &question,
         };
+        // The question is program output, shown whether the answer is read or replayed: a
+        // durable resume then prints the same bytes and skips those already shown, so a
+        // person never sees a question twice.
+        let shown = if question.ends_with('\n') {
+            question.clone()
+        } else {
+            format!("{question}\n")
+        };
+        self.write(&shown)?;
+        let _ = self.flush_out();
         self.host();
-        let (Some(host), out, input) = (self.host.as_deref_mut(), &mut *self.out, &mut self.input)
-        else {
+        let (Some(host), input) = (self.host.as_deref_mut(), &mut self.input) else {
             return Err(RtError::new(
                 codes::CONFIG,
                 "the run has no standard library state",
             ));
         };
+        let durable = host.durable;
         let answer = host.effect(&effect, |_| {
-            let shown = if question.ends_with('\n') {
-                question.clone()
-            } else {
-                format!("{question}\n")
-            };
-            out.write_all(shown.as_bytes())
-                .and_then(|_| out.flush())
-                .map_err(|e| format!("cannot show the question: {e}"))?;
             let Some(input) = input.as_mut() else {
                 return Err(NO_INPUT.to_string());
             };
@@ -66,6 +68,10 @@ impl Interp<'_> {
         })?;
         match answer {
             Ok(a) => Ok(Value::str(a)),
+            Err(why) if durable && why == NO_INPUT => Err(RtError::new(
+                codes::SUSPENDED,
+                question.trim_end().to_string(),
+            )),
             Err(why) => Err(RtError::new(
                 codes::NO_HUMAN,
                 format!("`ask_human` at {} got no answer: {why}", call.site),
@@ -74,4 +80,4 @@ impl Interp<'_> {
     }
 }
 
-const NO_INPUT: &str = "standard input is closed, so there is nobody to ask; run the program from a terminal, pipe the answer in (`echo yes | kora run main.ko`), or run it with `--durable` so it waits for `kora answer` (durable runs are not built yet)";
+const NO_INPUT: &str = "standard input is closed, so there is nobody to ask; run the program from a terminal, pipe the answer in (`echo yes | kora run main.ko`), or run it with `--durable` so it waits for `kora answer`";

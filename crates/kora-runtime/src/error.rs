@@ -39,6 +39,8 @@ pub mod codes {
     pub const BUDGET_VALUE: &str = "E1322";
     pub const UNKNOWN_METER: &str = "E1323";
     pub const NO_HUMAN: &str = "E1324";
+    /// Not an error: a durable run stopped to wait for `kora answer` (the CLI exits 3).
+    pub const SUSPENDED: &str = "E1325";
 }
 
 /// One frame of a Kora stack trace.

@@ -71,6 +71,7 @@ struct BranchRun {
     run_id: String,
     args: Vec<String>,
     branches: Vec<Arc<dyn crate::effect::ForBranch>>,
+    durable: bool,
     /// `p3.`: the caller's fourth fan-out; branch `i` is named `p3.i|`.
     prefix: String,
 }
@@ -91,6 +92,7 @@ impl Seed {
                 .collect(),
             branches: self.run.branches.clone(),
             prefix,
+            durable: self.run.durable,
         });
         w.lazy = Some(Box::new(LazyGlobals::new(self.globals.clone())));
         w.mod_state = self.mod_state.clone();
@@ -141,6 +143,7 @@ impl Interp<'_> {
             run_id: host.run_id.clone(),
             args: host.args.clone(),
             branches: host.branches.clone(),
+            durable: host.durable,
             prefix: format!("{}p{}.", host.prefix, host.fanouts - 1),
         };
         let mut globals = Vec::with_capacity(self.globals.len());

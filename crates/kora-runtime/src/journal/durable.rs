@@ -391,12 +391,24 @@ impl Observer for Durable {
         self.frames.pop();
     }
 
-    fn terminal(&mut self, e: &Effect, _ok: bool, record: &dyn Fn() -> Json) {
+    fn terminal(&mut self, e: &Effect, ok: bool, record: &dyn Fn() -> Json) {
         let Some(frame) = self.frames.pop() else {
             return;
         };
         // An empty slot: an earlier observer stopped the effect before this one named it.
         if frame.replayed || frame.slot.is_empty() {
+            return;
+        }
+        if e.kind == Kind::AskHuman && !ok {
+            // Nobody answered: the question waits in its slot for `kora answer`.
+            self.run.write(
+                &Record::Sent {
+                    slot: frame.slot.clone(),
+                    kind: e.kind.name().to_string(),
+                    call: e.target.to_string(),
+                },
+                true,
+            );
             return;
         }
         self.run.write(

@@ -23,6 +23,8 @@ pub enum SlotState {
 pub enum RunState {
     Running,
     Suspended(String),
+    /// `kora answer` gave the waiting question its answer; a resume continues.
+    Answered,
     Finished,
     Failed(String),
 }
@@ -32,6 +34,7 @@ impl RunState {
         match self {
             RunState::Running => "running",
             RunState::Suspended(_) => "suspended",
+            RunState::Answered => "answered",
             RunState::Finished => "finished",
             RunState::Failed(_) => "failed",
         }
@@ -92,6 +95,7 @@ pub fn fold(records: &[Record]) -> Folded {
                     "finished" => RunState::Finished,
                     "failed" => RunState::Failed(detail.clone()),
                     "suspended" => RunState::Suspended(detail.clone()),
+                    "answered" => RunState::Answered,
                     _ => RunState::Running,
                 }
             }

@@ -6,6 +6,7 @@
 //! records into what a resume needs, and `durable` is the effect-pipeline observer that
 //! replays finished effects and writes new ones.
 
+pub mod answer;
 pub mod commit;
 pub mod durable;
 pub mod fold;
@@ -14,6 +15,7 @@ pub mod output;
 pub mod record;
 pub mod store;
 
+pub use answer::answer;
 pub use commit::Writer;
 pub use durable::{program_digest, Durable, Run, RunError};
 pub use fold::{Folded, RunState, SlotState};

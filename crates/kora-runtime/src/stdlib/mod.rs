@@ -93,6 +93,8 @@ pub struct Host {
     pub branches: Vec<std::sync::Arc<dyn effect::ForBranch>>,
     /// This interpreter's branch name (empty in the main interpreter).
     pub prefix: String,
+    /// A durable run: `ask_human` with nobody to answer suspends instead of failing.
+    pub durable: bool,
     /// How many fan-outs (and isolated calls) this interpreter has started: names the next.
     pub fanouts: u32,
     pub rng: fastrand::Rng,
@@ -110,6 +112,8 @@ pub struct RunSettings {
     pub branches: Vec<std::sync::Arc<dyn effect::ForBranch>>,
     /// The branch this interpreter runs (empty for the main one).
     pub prefix: String,
+    /// Whether the run is journaled (so it can wait for `kora answer`).
+    pub durable: bool,
 }
 
 impl Host {
@@ -138,6 +142,7 @@ impl Host {
             pipeline,
             branches: settings.branches,
             prefix: settings.prefix,
+            durable: settings.durable,
             fanouts: 0,
             rng: fastrand::Rng::new(),
             regexes: re::Cache::default(),

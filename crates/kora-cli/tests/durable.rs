@@ -8,9 +8,13 @@
 //! uninterrupted run. Kills are `KORA_JOURNAL_CRASH` aborts (a chosen append)
 //! and `Child::kill` (SIGKILL at a random instant).
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
+
+use support::{kora, text};
 
 const ROWS: i64 = 6;
 
@@ -32,28 +36,13 @@ main()
 "#;
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-durable-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
+    let d = support::temp_dir("kora-durable", name);
     std::fs::write(
         d.join("prog.ko"),
         PROGRAM.replace("ROWS", &ROWS.to_string()),
     )
     .expect("program");
     d
-}
-
-fn kora(cwd: &Path, args: &[&str], crash: Option<&str>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kora"));
-    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
-    if let Some(at) = crash {
-        c.env("KORA_JOURNAL_CRASH", at);
-    }
-    c.output().expect("kora runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// The rows on disk, in order of `n`.
@@ -425,14 +414,7 @@ fn a_model_call_whose_outcome_was_journaled_is_never_sent_again() {
     use kora_testkit::{Behaviour, FakeProvider};
     let fake = FakeProvider::with_default(Behaviour::Answer("fine".into()));
     let d = dir("model");
-    std::fs::write(
-        d.join("kora.toml"),
-        format!(
-            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{}\", api = \"openai\" }}\nmax_retries = 0\n",
-            fake.openai_endpoint()
-        ),
-    )
-    .expect("kora.toml");
+    support::write_fake_config(&d, &fake.openai_endpoint());
     std::fs::write(
         d.join("ask.ko"),
         "for i in range(3):\n    r: Result[str] = analyze(f\"item-{i}\", \"Say fine.\")\n    print(i, r)\n",

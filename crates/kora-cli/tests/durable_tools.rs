@@ -4,8 +4,11 @@
 //! journaled once it ends. Killed in between, the resume stops naming it (its tools may
 //! have acted); journaled, it is replayed without a request and without running its tools.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::PathBuf;
+
+use support::{kora, text};
 
 use kora_testkit::{Behaviour, FakeProvider};
 use serde_json::json;
@@ -29,32 +32,10 @@ match w:
 "#;
 
 fn dir(name: &str, fake: &FakeProvider) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-durable-tools-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    std::fs::write(
-        d.join("kora.toml"),
-        format!(
-            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{}\", api = \"openai\" }}\nmax_retries = 0\n",
-            fake.openai_endpoint()
-        ),
-    )
-    .expect("kora.toml");
+    let d = support::temp_dir("kora-durable-tools", name);
+    support::write_fake_config(&d, &fake.openai_endpoint());
     std::fs::write(d.join("main.ko"), PROGRAM).expect("program");
     d
-}
-
-fn kora(cwd: &Path, args: &[&str], crash: Option<&str>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kora"));
-    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
-    if let Some(at) = crash {
-        c.env("KORA_JOURNAL_CRASH", at);
-    }
-    c.output().expect("kora runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// One tool call, then the answer: the two turns of the loop.

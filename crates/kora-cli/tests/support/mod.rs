@@ -1,0 +1,39 @@
+//! Shared by the durable-run end-to-end tests: a fresh temp folder, a `kora.toml` pointing at the fake, and running `kora`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// An empty folder under the temp dir, unique to this test process.
+pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// A `kora.toml` whose default model is the loopback fake at `endpoint`, without retries.
+pub fn write_fake_config(d: &Path, endpoint: &str) {
+    std::fs::write(
+        d.join("kora.toml"),
+        format!(
+            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{endpoint}\", api = \"openai\" }}\nmax_retries = 0\n"
+        ),
+    )
+    .expect("kora.toml");
+}
+
+/// Runs `kora ARGS` in `cwd`; `crash` sets KORA_JOURNAL_CRASH (abort at that journal append).
+pub fn kora(cwd: &Path, args: &[&str], crash: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kora"));
+    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    if let Some(at) = crash {
+        c.env("KORA_JOURNAL_CRASH", at);
+    }
+    c.output().expect("kora runs")
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

@@ -14,7 +14,7 @@ use crate::declassify::refuse_unverified;
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::Interp;
 use crate::label::{self, Tag};
-use crate::value::Value;
+use crate::value::{OutcomeTag, Value};
 
 use super::Args;
 
@@ -68,10 +68,14 @@ impl Interp<'_> {
         let func = a.func;
         let r = self.dispatch_plain(a)?;
         Ok(match func {
-            EnvGet => label::wrap(
-                r,
-                Tag::classified(label::origin(&format!("the value of `env.get` at {site}"))),
-            ),
+            // The value is the secret; why it is missing is not.
+            EnvGet => match &r {
+                Value::Outcome(o) if o.tag == OutcomeTag::Ok => label::wrap(
+                    r,
+                    Tag::classified(label::origin(&format!("the value of `env.get` at {site}"))),
+                ),
+                _ => r,
+            },
             FsRead | FsLines | FsBytes | HttpGet | HttpPost => {
                 let from = label::origin(&format!("what `{}` read at {site}", member(func)));
                 let r = label::on_strings(r, Tag::unverified(from));

@@ -112,7 +112,10 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
 /// The expression an argument passes, whatever its form.
 pub fn arg_expr(a: &Arg) -> &Expr {
     match &a.kind {
-        ArgKind::Positional(x) | ArgKind::Keyword(_, x) | ArgKind::Star(x) | ArgKind::DoubleStar(x) => x,
+        ArgKind::Positional(x)
+        | ArgKind::Keyword(_, x)
+        | ArgKind::Star(x)
+        | ArgKind::DoubleStar(x) => x,
     }
 }
 

@@ -32,7 +32,10 @@ pub struct Site {
 #[derive(Debug)]
 pub enum Problem {
     /// An entry file could not be read at all.
-    Unreadable { path: PathBuf, error: std::io::Error },
+    Unreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     /// A file was read but does not parse, or `use`s a file that cannot be read;
     /// `diagnostics` holds only those errors.
     Invalid(FileReport),
@@ -71,7 +74,9 @@ pub fn audit(entries: &[PathBuf], sources: &dyn Sources) -> Audit {
             let broken: Vec<_> = f
                 .diagnostics
                 .iter()
-                .filter(|d| d.is_error() && (d.code.starts_with("E00") || d.code == codes::USE_NOT_FOUND))
+                .filter(|d| {
+                    d.is_error() && (d.code.starts_with("E00") || d.code == codes::USE_NOT_FOUND)
+                })
                 .cloned()
                 .collect();
             if !broken.is_empty() {
@@ -162,7 +167,10 @@ mod tests {
             if self.0.contains_key(&p) {
                 Ok(p)
             } else {
-                Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"))
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such file",
+                ))
             }
         }
     }
@@ -192,7 +200,10 @@ mod tests {
     fn lists_nested_sites_across_modules_once() {
         let src = mem(&[("p/main.ko", MAIN), ("p/lib.ko", LIB)]);
         // The library is also an entry: it must not be listed twice.
-        let a = audit(&[PathBuf::from("p/main.ko"), PathBuf::from("p/lib.ko")], &src);
+        let a = audit(
+            &[PathBuf::from("p/main.ko"), PathBuf::from("p/lib.ko")],
+            &src,
+        );
         assert!(a.problems.is_empty(), "{:?}", a.problems);
         assert_eq!(a.files, 2);
         let got: Vec<(String, u32, u32, String, String)> = a
@@ -203,7 +214,13 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("p/lib.ko".into(), 2, 1, "local_model".into(), "token.value + suffix".into()),
+                (
+                    "p/lib.ko".into(),
+                    2,
+                    1,
+                    "local_model".into(),
+                    "token.value + suffix".into()
+                ),
                 ("p/main.ko".into(), 4, 9, "local_model".into(), "key".into()),
                 ("p/main.ko".into(), 5, 13, "gpt".into(), "key".into()),
             ]

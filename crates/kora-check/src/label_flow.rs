@@ -319,7 +319,10 @@ impl Pass<'_> {
                     .unwrap_or("...");
                 (format!("`analyze` (model={text})"), "MODEL".to_string())
             }
-            None => ("`analyze` (the default model)".to_string(), "MODEL".to_string()),
+            None => (
+                "`analyze` (the default model)".to_string(),
+                "MODEL".to_string(),
+            ),
         };
         let which = if sink == "MODEL" {
             " (MODEL: the model the call goes to)"

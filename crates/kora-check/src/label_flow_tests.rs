@@ -21,7 +21,11 @@ fn flows(src: &str) -> Vec<String> {
 /// Asserts that `refused` reports exactly `n` flows and `accepted` (its mirror) none.
 fn mirrored(refused: &str, accepted: &str, n: usize) {
     let got = flows(refused);
-    assert_eq!(got.len(), n, "expected {n} flows in:\n{refused}\ngot {got:?}");
+    assert_eq!(
+        got.len(),
+        n,
+        "expected {n} flows in:\n{refused}\ngot {got:?}"
+    );
     let ok = flows(accepted);
     assert!(ok.is_empty(), "mirror was refused:\n{accepted}\n{ok:?}");
 }
@@ -73,16 +77,16 @@ fn a_classified_expression_written_in_the_call_is_never_released_by_a_name() {
 
 #[test]
 fn a_release_of_another_name_does_not_count() {
-    let got = flows("a = classified(1)\nb = classified(2)\ndeclassify a for m:\n    r = analyze(b, \"p\")\n");
+    let got = flows(
+        "a = classified(1)\nb = classified(2)\ndeclassify a for m:\n    r = analyze(b, \"p\")\n",
+    );
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].contains("`b`"), "{got:?}");
 }
 
 #[test]
 fn the_release_ends_with_its_block() {
-    let got = flows(
-        "k = classified(1)\ndeclassify k for m:\n    pass\nr = analyze(k, \"p\")\n",
-    );
+    let got = flows("k = classified(1)\ndeclassify k for m:\n    pass\nr = analyze(k, \"p\")\n");
     assert_eq!(got.len(), 1, "{got:?}");
 }
 
@@ -136,7 +140,9 @@ fn indirect_flows_are_the_runtimes() {
 #[test]
 fn functions_are_their_own_scopes() {
     // The top level's classified `k` is not the function's parameter `k`.
-    assert!(flows("k = classified(1)\ndef f(k: str) -> None:\n    r = analyze(k, \"p\")\n").is_empty());
+    assert!(
+        flows("k = classified(1)\ndef f(k: str) -> None:\n    r = analyze(k, \"p\")\n").is_empty()
+    );
     // A function's own classified name is refused inside it, and a release in
     // the enclosing block does not reach into a nested function's body.
     let got = flows(

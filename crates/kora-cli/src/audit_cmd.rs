@@ -60,21 +60,28 @@ fn write_lines(out: &mut impl Write, found: &Audit) -> std::io::Result<()> {
     )
 }
 
+/// One site per line, keys in the order a reader scans them (file, line, col, sink, expr);
+/// `serde_json` quotes the strings, so a path or expression with quotes stays valid JSON.
 fn as_json(found: &Audit) -> String {
-    let sites: Vec<serde_json::Value> = found
+    if found.sites.is_empty() {
+        return "[]".to_string();
+    }
+    let q = |s: &str| serde_json::Value::from(s).to_string();
+    let rows: Vec<String> = found
         .sites
         .iter()
         .map(|s| {
-            serde_json::json!({
-                "file": s.file,
-                "line": s.line,
-                "col": s.col,
-                "sink": s.sink,
-                "expr": s.expr,
-            })
+            format!(
+                "  {{\"file\": {}, \"line\": {}, \"col\": {}, \"sink\": {}, \"expr\": {}}}",
+                q(&s.file),
+                s.line,
+                s.col,
+                q(&s.sink),
+                q(&s.expr)
+            )
         })
         .collect();
-    serde_json::to_string_pretty(&sites).unwrap_or_else(|_| "[]".to_string())
+    format!("[\n{}\n]", rows.join(",\n"))
 }
 
 fn report_problems(found: &Audit) {

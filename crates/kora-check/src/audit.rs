@@ -261,6 +261,32 @@ mod tests {
     }
 
     #[test]
+    fn sites_in_tests_else_blocks_and_loops_are_found() {
+        let src = "use env\n\
+            def f() -> None:\n\
+            \x20   k: str = env.get(\"K\") else:\n\
+            \x20       declassify k for a:\n\
+            \x20           return\n\
+            \x20   while True:\n\
+            \x20       declassify k for b:\n\
+            \x20           break\n\
+            test \"t\":\n\
+            \x20   declassify 1 for c:\n\
+            \x20       pass\n";
+        let parsed = kora_syntax::parse(src);
+        assert!(
+            parsed.diagnostics.iter().all(|d| !d.is_error()),
+            "{:?}",
+            parsed.diagnostics
+        );
+        let sinks: Vec<String> = file_sites("f.ko", src, &parsed.module.stmts)
+            .into_iter()
+            .map(|s| s.sink)
+            .collect();
+        assert_eq!(sinks, ["a", "b", "c"]);
+    }
+
+    #[test]
     fn multi_line_expressions_fold_to_one_line() {
         assert_eq!(one_line("f(a,\n      b)"), "f(a, b)");
         assert_eq!(one_line("a  +  b"), "a  +  b");

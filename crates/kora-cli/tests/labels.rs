@@ -262,6 +262,9 @@ fn unverified_text_cannot_choose_a_path_until_narrowed() {
     let out = run("use fs\nmatch fs.read(\"n.txt\"):\n    case Ok(t):\n        n = int(t)\n        fs.write(f\"out{n}.txt\", \"x\")\n        print(\"wrote\")\n    case _:\n        pass\n");
     assert!(text(&out.stdout).contains("wrote"), "{}", text(&out.stderr));
     assert!(Path::new(&d.join("out7.txt")).exists());
+    // Without a narrowing, text read from a file cannot name the file to write.
+    let out = run("use fs\nmatch fs.read(\"name.txt\"):\n    case Ok(t):\n        if t == \"report.txt\":\n            fs.write(t, \"x\")\n    case _:\n        pass\n");
+    assert!(text(&out.stderr).contains("E1343"), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -307,4 +310,46 @@ fn walk(d: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+#[test]
+fn redact_sends_placeholders_and_the_answer_gets_the_secret_back_classified() {
+    let fake = FakeProvider::start();
+    fake.set_default(kora_testkit::Behaviour::Answer(
+        "\"Dear [REDACTED-1], your order shipped.\"".into(),
+    ));
+    let d = temp_dir("kora-labels", "redact");
+    write_fake_config(&d, &fake.openai_endpoint());
+    std::fs::write(
+        d.join("main.ko"),
+        format!("name = classified(\"{SECRET}\")\nr = analyze(redact({{\"customer\": name, \"order\": 42}}), \"Write a one-line shipping note\")\nmatch r:\n    case Ok(text):\n        print(text)\n        print(len(text) > 0)\n    case _:\n        print(\"no answer\")\n"),
+    )
+    .expect("program");
+    let out = kora(&d, &["run", "main.ko"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        sent.contains("[REDACTED-1]") && !sent.contains("hunter2"),
+        "{sent}"
+    );
+    assert!(sent.contains("42"), "public parts go as they are: {sent}");
+    // The answer holds the real name again, so it prints redacted.
+    assert_eq!(text(&out.stdout), "__CLASSIFIED__\n__CLASSIFIED__\n");
+}
+
+#[test]
+fn an_allowlist_check_narrows_unverified_text() {
+    let d = temp_dir("kora-labels", "allowlist");
+    std::fs::write(d.join("name.txt"), "report.txt").expect("input");
+    std::fs::write(
+        d.join("main.ko"),
+        "use fs\nALLOWED = [\"report.txt\", \"summary.txt\"]\nmatch fs.read(\"name.txt\"):\n    case Ok(name):\n        if name in ALLOWED:\n            fs.write(name, \"x\")\n            print(\"allowed\")\n        else:\n            print(\"refused\")\n    case _:\n        pass\n",
+    )
+    .expect("program");
+    let out = kora(&d, &["run", "main.ko"], None);
+    assert_eq!(text(&out.stdout), "allowed\n", "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(d.join("report.txt")).unwrap_or_default(),
+        "x"
+    );
 }

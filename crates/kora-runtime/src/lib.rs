@@ -40,6 +40,7 @@ mod model_span;
 mod parallel;
 pub mod portable;
 pub mod pricing;
+pub mod redact;
 pub mod report;
 pub mod sinks;
 pub mod stdlib;

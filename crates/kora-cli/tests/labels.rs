@@ -353,3 +353,28 @@ fn an_allowlist_check_narrows_unverified_text() {
         "x"
     );
 }
+
+#[test]
+fn a_recorded_cassette_holds_the_placeholder_not_the_released_secret() {
+    let fake = FakeProvider::start();
+    let d = temp_dir("kora-labels", "cassette");
+    write_fake_config(&d, &fake.openai_endpoint());
+    let src = format!(
+        "secret = classified(\"{SECRET}\")\ndeclassify secret for default:\n    r = analyze({{\"k\": secret}}, f\"check {{secret}}\")\nprint(r)\n"
+    );
+    std::fs::write(d.join("main.ko"), &src).expect("program");
+    let out = kora(&d, &["run", "--record", "main.ko"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(sent.contains(SECRET), "the model got the released value");
+    let cassette = std::fs::read_to_string(d.join("main.cassette.json")).expect("cassette");
+    assert!(
+        !cassette.contains("hunter2") && cassette.contains("__CLASSIFIED__"),
+        "{cassette}"
+    );
+    // And it replays: the key was computed from the real material.
+    fake.reset();
+    let out = kora(&d, &["run", "--replay", "main.ko"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(fake.count(), 0);
+}

@@ -378,3 +378,48 @@ fn a_recorded_cassette_holds_the_placeholder_not_the_released_secret() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(fake.count(), 0);
 }
+
+#[test]
+fn a_tool_cannot_hand_a_secret_to_the_model_and_a_module_cannot_launder_one() {
+    let fake = FakeProvider::start();
+    let d = temp_dir("kora-labels", "tool");
+    write_fake_config(&d, &fake.openai_endpoint());
+    fake.push(kora_testkit::Behaviour::ToolCalls(vec![(
+        "account_token".into(),
+        serde_json::json!({"user": "ada"}),
+    )]));
+    std::fs::write(
+        d.join("main.ko"),
+        format!("tool account_token(user: str) -> str:\n    \"\"\"The user's API token.\"\"\"\n    return classified(\"{SECRET}\")\n\ntype Answer:\n    token: str\n\nr: Result[Answer] = analyze(\"ada\", \"What is ada's token?\", tools=[account_token])\nprint(r)\n"),
+    )
+    .expect("program");
+    let out = kora(&d, &["run", "main.ko"], None);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("E1341") && err.contains("result of the tool `account_token`"),
+        "{err}"
+    );
+    let sent: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(!sent.contains("hunter2"), "{sent}");
+    // Through a file module: the label crosses the `use` boundary both ways.
+    std::fs::write(
+        d.join("lib.ko"),
+        "def wrap(x: str) -> dict[str, str]:\n    return {\"inner\": x + \"\"}\n",
+    )
+    .expect("module");
+    std::fs::write(
+        d.join("main.ko"),
+        format!("use \"./lib.ko\" as lib\nsecret = classified(\"{SECRET}\")\nv = lib.wrap(secret)\nprint(v)\nr = analyze(v, \"x\")\n"),
+    )
+    .expect("program");
+    fake.reset();
+    let out = kora(&d, &["run", "main.ko"], None);
+    let err = text(&out.stderr);
+    assert!(
+        text(&out.stdout).contains("{'inner': __CLASSIFIED__}"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(err.contains("E1341") && fake.count() == 0, "{err}");
+}

@@ -39,6 +39,8 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("bound_method", "", "m = secret.lower\nv = m()", "hunter2"),
     ("comprehension", "", "v = \"\".join([c for c in secret])", "hunter2"),
     ("generator_loop", "", "v = \"\"\nfor c in secret:\n    v = v + c", "hunter2"),
+    ("augmented_assign", "", "v = \"<\"\nv += secret", "hunter2"),
+    ("augmented_int", "", "v = 1\nv += int(classified(\"424242\"))", "424243"),
     ("sorted_then_joined", "", "v = \"\".join(sorted([secret]))", "hunter2"),
     ("reversed_twice", "", "v = \"\".join(reversed(list(reversed(secret))))", "hunter2"),
     ("max", "", "v = max([secret, \"a\"])", "hunter2"),
@@ -160,7 +162,11 @@ fn the_same_flows_reach_the_model_inside_a_declassify_block() {
     for (name, decls, setup, needle) in CASES {
         if matches!(
             *name,
-            "int_arithmetic" | "float_arithmetic" | "env_value" | "notes_round_trip"
+            "int_arithmetic"
+                | "float_arithmetic"
+                | "augmented_int"
+                | "env_value"
+                | "notes_round_trip"
         ) {
             // Their secret is not `secret` (a note read back is a new classified value).
             continue;

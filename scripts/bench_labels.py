@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # bench -> (text in the program, what makes its main input classified)
 LABELLED = {
-    "fib": ("range(20, 26)", "range(classified(20), 26)"),
+    "fib": ("fib(31)}", "fib(classified(31))}"),
     "strings": ('log = ""', 'log = classified("")'),
     "dict_count": ("seed = 12345", "seed = classified(12345)"),
     "sort": ("xs.append(seed % 100000)", "xs.append(classified(seed % 100000))"),

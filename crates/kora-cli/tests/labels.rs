@@ -429,3 +429,28 @@ fn a_tool_cannot_hand_a_secret_to_the_model_and_a_module_cannot_launder_one() {
     );
     assert!(err.contains("E1341") && fake.count() == 0, "{err}");
 }
+
+#[test]
+fn the_placeholder_is_configurable_under_output() {
+    let d = temp_dir("kora-labels", "placeholder");
+    std::fs::write(d.join("kora.toml"), "[output]\nclassified = \"<hidden>\"\n").expect("config");
+    std::fs::write(
+        d.join("main.ko"),
+        format!("s = classified(\"{SECRET}\")\nprint(s, [s])\n"),
+    )
+    .expect("program");
+    let out = kora(&d, &["run", "main.ko"], None);
+    assert_eq!(
+        text(&out.stdout),
+        "<hidden> [<hidden>]\n",
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::write(d.join("kora.toml"), "[output]\nhidden = \"x\"\n").expect("config");
+    let out = kora(&d, &["run", "main.ko"], None);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("[output].hidden") && err.contains("kora.toml"),
+        "{err}"
+    );
+}

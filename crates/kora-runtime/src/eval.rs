@@ -460,6 +460,12 @@ impl Interp<'_> {
     ) -> RtResult<Value> {
         use crate::label_calls::Mode;
         let mode = crate::label_calls::method_mode(recv);
+        if mode != Mode::Flatten
+            && !matches!(recv, Value::Labeled(_))
+            && crate::label_calls::argument_labels(&args, &kw).is_none()
+        {
+            return self.call_method_plain(recv, name, args, kw);
+        }
         let (plain, own) = crate::label::split(recv);
         let plain = plain.clone();
         let r = match mode {
@@ -469,15 +475,15 @@ impl Interp<'_> {
                 crate::label::wrap_opt(r, from_args)
             }
             _ => {
-                let plain = if mode == Mode::Flatten {
-                    crate::label::reveal(&plain)
-                } else {
-                    plain
-                };
                 let deep_own = if mode == Mode::Flatten {
                     crate::label::deep(recv)
                 } else {
                     own
+                };
+                let plain = if deep_own.is_some() && mode == Mode::Flatten {
+                    crate::label::reveal(&plain)
+                } else {
+                    plain
                 };
                 let r = crate::label_calls::apply(mode, args, kw, |a, k| {
                     self.call_method_plain(&plain, name, a, k)
@@ -561,13 +567,14 @@ impl Interp<'_> {
                 }
                 FPart::Field { expr, conv, spec } => {
                     let v = self.eval(expr)?;
-                    let v = if crate::label::any() {
+                    let v = match crate::label::deep(&v) {
                         // The text is built from the plain value and the whole string gets
                         // every label inside it.
-                        *tags = crate::label::join(*tags, crate::label::deep(&v));
-                        crate::label::reveal(&v)
-                    } else {
-                        v
+                        Some(t) => {
+                            *tags = crate::label::join(*tags, Some(t));
+                            crate::label::reveal(&v)
+                        }
+                        None => v,
                     };
                     let v = match conv {
                         Some('r') | Some('a') => {

@@ -351,21 +351,24 @@ impl Interp<'_> {
         if let Target::Local(s) = t {
             let idx = self.base + *s as usize;
             let mut cur = std::mem::take(&mut self.stack[idx]);
-            let done = match (&mut cur, &rhs) {
-                (Value::Str(a), Value::Str(b)) => match Rc::get_mut(a) {
-                    Some(a) => {
-                        a.push_str(b.as_str());
+            let labelled = matches!(cur, Value::Labeled(_))
+                && crate::arith::inplace(BinOp::Add, &mut cur, &rhs).is_ok();
+            let done = labelled
+                || match (&mut cur, &rhs) {
+                    (Value::Str(a), Value::Str(b)) => match Rc::get_mut(a) {
+                        Some(a) => {
+                            a.push_str(b.as_str());
+                            true
+                        }
+                        None => false,
+                    },
+                    (Value::List(a), Value::List(b)) if Rc::strong_count(a) == 1 => {
+                        let extra = b.borrow().clone();
+                        a.borrow_mut().extend(extra);
                         true
                     }
-                    None => false,
-                },
-                (Value::List(a), Value::List(b)) if Rc::strong_count(a) == 1 => {
-                    let extra = b.borrow().clone();
-                    a.borrow_mut().extend(extra);
-                    true
-                }
-                _ => false,
-            };
+                    _ => false,
+                };
             let v = if done {
                 cur
             } else {

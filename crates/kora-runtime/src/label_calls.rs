@@ -69,6 +69,13 @@ pub(crate) fn apply(
     kwargs: Vec<(Sym, Value)>,
     f: impl FnOnce(Vec<Value>, Vec<(Sym, Value)>) -> RtResult<Value>,
 ) -> RtResult<Value> {
+    let labelled = |v: &Value| match mode {
+        Mode::Flatten => label::deep(v).is_some(),
+        _ => matches!(v, Value::Labeled(_)),
+    };
+    if !args.iter().any(labelled) && !kwargs.iter().any(|(_, v)| labelled(v)) {
+        return f(args, kwargs);
+    }
     let mut tag: Option<Tag> = None;
     let mut take = |v: Value| -> Value {
         match mode {

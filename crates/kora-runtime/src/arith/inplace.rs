@@ -13,6 +13,11 @@ use crate::value::{Dict, KStr, Value};
 /// `target op= rhs`: lists, strings, dicts and sets update in place as in Python
 /// (aliases of a list see `+=`); everything else rebinds to `target op rhs`.
 pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
+    if let (BinOp::Add, Value::Labeled(l)) = (op, &mut *target) {
+        if labelled_append(l, rhs) {
+            return Ok(());
+        }
+    }
     match (op, &mut *target, rhs) {
         (_, Value::Int(x), Value::Int(y)) => {
             *target = int_op(op, *x, *y)?;
@@ -94,6 +99,38 @@ pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
             Ok(())
         }
     }
+}
+
+/// `s += t` on a labelled string nothing else holds: appends in place and joins `t`'s label,
+/// so building a secret string in a loop stays linear as it is for a plain one.
+fn labelled_append(l: &mut Rc<crate::label::Labeled>, rhs: &Value) -> bool {
+    let (r, tag) = crate::label::split(rhs);
+    let Value::Str(r) = r else {
+        return false;
+    };
+    let Some(inner) = Rc::get_mut(l) else {
+        return false;
+    };
+    let Value::Str(s) = &mut inner.value else {
+        return false;
+    };
+    match Rc::get_mut(s) {
+        Some(k) => k.push_str(r.as_str()),
+        None => {
+            let mut n = String::with_capacity(s.as_str().len() + r.as_str().len());
+            n.push_str(s.as_str());
+            n.push_str(r.as_str());
+            *s = Rc::new(KStr::new(n));
+        }
+    }
+    if let Some(t) = tag {
+        let joined = inner.tag().join(t);
+        inner.bits = joined.bits;
+        inner.secret_from = joined.secret_from;
+        inner.untrusted_from = joined.untrusted_from;
+        inner.release.set(joined.release);
+    }
+    true
 }
 
 /// The `(key, value)` pairs of an iterable, as `dict(pairs)` and `d |= pairs` read them.

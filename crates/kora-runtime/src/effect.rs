@@ -36,6 +36,10 @@ pub enum Kind {
     SqlWrite,
     Env,
     Notes,
+    /// A `parallel for`: which branches finished, so a resume takes the same ones.
+    FanOut,
+    /// One model request inside a tool loop (the loop itself is the `Model` effect a budget meters).
+    ModelTurn,
 }
 
 impl Kind {
@@ -55,6 +59,8 @@ impl Kind {
             Kind::SqlWrite => "sql_write",
             Kind::Env => "env",
             Kind::Notes => "notes",
+            Kind::FanOut => "fan_out",
+            Kind::ModelTurn => "model_turn",
         }
     }
 }

@@ -35,6 +35,7 @@ mod mock;
 mod model_effect;
 mod model_span;
 mod parallel;
+mod parallel_record;
 pub mod portable;
 pub mod pricing;
 pub mod report;

@@ -26,11 +26,17 @@ pub fn write_fake_config(d: &Path, endpoint: &str) {
 
 /// Runs `kora ARGS` in `cwd`; `crash` sets KORA_JOURNAL_CRASH (abort at that journal append).
 pub fn kora(cwd: &Path, args: &[&str], crash: Option<&str>) -> Output {
+    kora_env(cwd, args, crash, &[])
+}
+
+/// As `kora`, with extra environment variables (`RAYON_NUM_THREADS` sizes the branch pool).
+pub fn kora_env(cwd: &Path, args: &[&str], crash: Option<&str>, env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kora"));
     c.args(args).current_dir(cwd).env("NO_COLOR", "1");
     if let Some(at) = crash {
         c.env("KORA_JOURNAL_CRASH", at);
     }
+    c.envs(env.iter().copied());
     c.output().expect("kora runs")
 }
 

@@ -87,7 +87,10 @@ fn check(shown: &str, log: &[(i64, i64)], first: bool, ctx: &str) {
     for l in shown.lines().filter(|l| l.starts_with("branch ")) {
         let parts: Vec<&str> = l.split(' ').collect();
         let row = (parts[1].parse().expect("i"), parts[3].parse().expect("tag"));
-        assert!(log.contains(&row), "{ctx}: printed {l} is not in the log {log:?}");
+        assert!(
+            log.contains(&row),
+            "{ctx}: printed {l} is not in the log {log:?}"
+        );
     }
     let last = shown.lines().last().unwrap_or_default();
     if first {
@@ -98,10 +101,17 @@ fn check(shown: &str, log: &[(i64, i64)], first: bool, ctx: &str) {
             .map(|r| r.0)
             .min()
             .map_or("None".to_string(), |i| i.to_string());
-        assert_eq!(last, format!("winner {want}"), "{ctx}: {shown}\nlog {log:?}");
+        assert_eq!(
+            last,
+            format!("winner {want}"),
+            "{ctx}: {shown}\nlog {log:?}"
+        );
         if let Ok(w) = want.parse::<i64>() {
             for i in 0..w {
-                assert!(branches.contains(&i), "{ctx}: branch {i} below the winner never ran");
+                assert!(
+                    branches.contains(&i),
+                    "{ctx}: branch {i} below the winner never ran"
+                );
             }
         }
     } else {
@@ -137,7 +147,11 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
     // run can make (a status, three per branch, the loop, output); a run that ends is skipped.
     for at in 1..=40 {
         for half in [false, true] {
-            let point = if half { format!("{at}.half") } else { at.to_string() };
+            let point = if half {
+                format!("{at}.half")
+            } else {
+                at.to_string()
+            };
             let ctx = format!("{name} killed at append {point}");
             let d = support::temp_dir("kora-durable-par", name);
             std::fs::write(d.join("p.ko"), program).expect("program");
@@ -178,8 +192,14 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
         }
     }
     assert!(kills >= 20, "{name}: only {kills} kills");
-    assert!(after_record > 0, "{name}: no kill landed after the loop's record");
-    assert!(unknown > 0, "{name}: no kill landed between a write's mark and its outcome");
+    assert!(
+        after_record > 0,
+        "{name}: no kill landed after the loop's record"
+    );
+    assert!(
+        unknown > 0,
+        "{name}: no kill landed between a write's mark and its outcome"
+    );
 }
 
 #[test]

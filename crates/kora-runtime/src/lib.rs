@@ -43,6 +43,7 @@ pub mod stdlib;
 mod tool_call;
 mod tool_loop;
 mod tool_span;
+mod tool_turn;
 pub mod trace;
 pub mod value;
 

@@ -204,14 +204,23 @@ impl Interp<'_> {
         let effect = fan_out_effect(&op);
         let _ = self.flush_out();
         let replay = self.begin_fan_out(&effect)?;
-        let outs = fan_out(&seed, &frame, p, &inputs, replay.as_ref().map(|r| &r.ran[..]));
+        let outs = fan_out(
+            &seed,
+            &frame,
+            p,
+            &inputs,
+            replay.as_ref().map(|r| &r.ran[..]),
+        );
         let n = inputs.len();
         let (ran, winner) = finished_and_winner(&outs, p.first);
         let mut shown = String::new();
         for o in outs.iter().flatten() {
             shown.push_str(&String::from_utf8_lossy(&o.out));
         }
-        let raised = outs.iter().flatten().any(|o| matches!(o.ended, Ended::Raised(_)));
+        let raised = outs
+            .iter()
+            .flatten()
+            .any(|o| matches!(o.ended, Ended::Raised(_)));
         match &replay {
             Some(r) if !raised => {
                 self.check_fan_out(&effect, r, &ran, winner)?;

@@ -305,9 +305,11 @@ fn cheap(e: &Effect) -> bool {
         )
 }
 
-/// Marked before it is sent, so a crash in between is known to be ambiguous.
+/// Marked before it is sent, so a crash in between is known to be ambiguous. A tool of the
+/// program's own is not: it is Kora code whose writes are marked themselves, so one cut off
+/// mid-way runs again (an MCP tool, acting outside, will be world-changing).
 fn two_phase(e: &Effect) -> bool {
-    e.class == Class::WorldChanging || e.kind == Kind::Tool
+    e.class == Class::WorldChanging
 }
 
 impl Observer for Durable {

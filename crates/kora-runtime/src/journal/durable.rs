@@ -19,8 +19,8 @@ use sha2::{Digest, Sha256};
 use super::commit::Writer;
 use super::fold::{fold, Folded, SlotState};
 use super::lock::RunLock;
+use super::open::{open_journal, Opened};
 use super::record::{Record, FORMAT};
-use super::store::{load, LoadError};
 use crate::effect::{Class, Effect, ForBranch, Kind, Observation, Observer, State, Verdict};
 
 /// Why a durable run could not start or resume.
@@ -119,19 +119,12 @@ impl Run {
 
     /// Opens an existing run to continue it; `digest` is checked by the caller against the header.
     pub fn resume(project_dir: &Path, id: &str) -> Result<Arc<Run>, RunError> {
-        let path = super::journal_path(project_dir, id);
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        if !path.is_file() {
-            return Err(RunError::NotFound(format!(
-                "no run {id} under {} (`kora runs` lists the runs here)",
-                super::runs_root(project_dir).display()
-            )));
-        }
-        let lock = RunLock::take(&dir, id).map_err(RunError::Locked)?;
-        let loaded = load(&path).map_err(|e| match e {
-            LoadError::Io(e) => RunError::Io(format!("cannot read {}: {e}", path.display())),
-            e => RunError::Load(format!("run {id}: {e}")),
-        })?;
+        let Opened {
+            path,
+            dir,
+            lock,
+            loaded,
+        } = open_journal(project_dir, id)?;
         match loaded.records.first() {
             Some(Record::Header { format, .. }) if *format == FORMAT => {}
             Some(Record::Header { format, .. }) => {

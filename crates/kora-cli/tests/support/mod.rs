@@ -2,8 +2,9 @@
 
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// An empty folder under the temp dir, unique to this test process.
 pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
@@ -42,4 +43,24 @@ pub fn kora_env(cwd: &Path, args: &[&str], crash: Option<&str>, env: &[(&str, &s
 
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// As `kora`, with `input` as its standard input (the answers to `ask_human`).
+pub fn kora_input(cwd: &Path, args: &[&str], crash: Option<&str>, input: &str) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kora"));
+    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    if let Some(at) = crash {
+        c.env("KORA_JOURNAL_CRASH", at);
+    }
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kora starts");
+    if let Some(mut stdin) = child.stdin.take() {
+        // A run killed before it reads its input closes the pipe: that is not the test's failure.
+        let _ = stdin.write_all(input.as_bytes());
+    }
+    child.wait_with_output().expect("kora ends")
 }

@@ -1,4 +1,4 @@
-//! Shared by the durable-run end-to-end tests: a fresh temp folder, a `kora.toml` pointing at the fake, and running `kora`.
+//! Shared by the end-to-end tests: a fresh temp folder, a `kora.toml` pointing at the fake, and running `kora`.
 
 #![allow(dead_code)]
 
@@ -16,13 +16,67 @@ pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
 
 /// A `kora.toml` whose default model is the loopback fake at `endpoint`, without retries.
 pub fn write_fake_config(d: &Path, endpoint: &str) {
+    write_config(d, endpoint, Some("openai"), "max_retries = 0\n");
+}
+
+/// A `kora.toml` whose default model (`fake-model`) is at `endpoint`, speaking `api` (the
+/// default wire format when `None`), followed by more `[models]` lines (`settings`).
+pub fn write_config(d: &Path, endpoint: &str, api: Option<&str>, settings: &str) {
+    let api = api.map(|a| format!(", api = \"{a}\"")).unwrap_or_default();
     std::fs::write(
         d.join("kora.toml"),
         format!(
-            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{endpoint}\", api = \"openai\" }}\nmax_retries = 0\n"
+            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{endpoint}\"{api} }}\n{settings}"
         ),
     )
     .expect("kora.toml");
+}
+
+/// What one `kora` process left: its exit code (-1 when a signal ended it) and its output as text.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: text(&out.stdout),
+            stderr: text(&out.stderr),
+        }
+    }
+}
+
+/// The `kora` binary under test, with colour off; add arguments and a folder, then `collect`.
+pub fn kora_cmd() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kora"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+/// Runs a `kora_cmd` to its end: standard input is `input` (closed when `None`), output is captured.
+pub fn collect(c: &mut Command, input: Option<&str>) -> Run {
+    let mut child = c
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kora starts");
+    if let (Some(text), Some(mut pipe)) = (input, child.stdin.take()) {
+        pipe.write_all(text.as_bytes()).expect("stdin written");
+    }
+    child.wait_with_output().expect("kora runs").into()
+}
+
+/// Runs `kora ARGS` in `cwd`, with standard input closed.
+pub fn run_in(cwd: &Path, args: &[&str]) -> Run {
+    collect(kora_cmd().args(args).current_dir(cwd), None)
 }
 
 /// Runs `kora ARGS` in `cwd`; `crash` sets KORA_JOURNAL_CRASH (abort at that journal append).

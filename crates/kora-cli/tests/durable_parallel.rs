@@ -1,11 +1,13 @@
 //! End to end: `first` winners and `break` stops of a `parallel for` in durable runs killed at every journal append.
 //!
-//! Each branch draws a random tag, appends `i tag` to a log and prints it; a low tag wins
-//! (`first`) or stops the loop (`break`). Which branches run beyond the winner or the
+//! Each branch draws a random tag, appends `i tag` to a log and prints it; branch 3 wins
+//! (`first`) or branch 4 stops the loop (`break`), so with one worker every kill point is the
+//! same in every run. Which branches run beyond the winner or the
 //! breaker is up to the scheduler, so the journal records the finished loop; the checks:
 //! no branch's line appended twice, the answer the one the log implies, every printed
 //! branch line in the log, and a run killed after its loop was recorded starts no branch
-//! on resume (the log is exactly what the killed run left). Killed runs have one worker and
+//! on resume (the log is exactly what the killed run left), and one killed after a branch
+//! journaled its stop starts no branch past it. Killed runs have one worker and
 //! resumes eight, so a resume that ignored the record would start branches past the winner.
 
 mod support;
@@ -23,7 +25,11 @@ def main() -> None:
         done: None = fs.append("log.txt", f"{i} {tag}\n") else (why, kind):
             return -1
         print(f"branch {i} tag {tag}")
-        if tag < 2:
+        # Time for the other workers to start: a fresh loop would hand them later items.
+        spin = 0
+        for k in range(20000):
+            spin = spin + k
+        if i == 3:
             return i
     print("winner", w)
 
@@ -43,7 +49,7 @@ def main() -> None:
         spin = 0
         for k in range(20000):
             spin = spin + k
-        if tag < 3:
+        if i == 4:
             break tag + 100
         return tag
     print("found", found)
@@ -74,7 +80,22 @@ fn loop_recorded(d: &Path, id: &str) -> bool {
         .unwrap_or_default();
     journal
         .split_inclusive('\n')
-        .any(|l| l.ends_with('\n') && l.contains("\"kind\":\"fan_out\""))
+        .any(|l| l.ends_with('\n') && l.contains("\"slot\":\"p0/0\""))
+}
+
+/// The earliest branch whose stop (a `break`, a `first` answer) reached the journal whole.
+fn stop_recorded(d: &Path, id: &str) -> Option<i64> {
+    let journal = std::fs::read_to_string(d.join(format!(".kora/runs/{id}/journal.jsonl")))
+        .unwrap_or_default();
+    journal
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .filter_map(|l| {
+            let rest = l.split("\"slot\":\"p0.").nth(1)?;
+            let (i, tail) = rest.split_once('|')?;
+            tail.starts_with("stop/0\"").then(|| i.parse().ok())?
+        })
+        .min()
 }
 
 /// Checks what every kill-and-resume must leave, whatever the scheduler did.
@@ -94,25 +115,13 @@ fn check(shown: &str, log: &[(i64, i64)], first: bool, ctx: &str) {
     }
     let last = shown.lines().last().unwrap_or_default();
     if first {
-        // The winner is the earliest branch with a low tag, and every branch before it ran.
-        let want = log
-            .iter()
-            .filter(|r| r.1 < 2)
-            .map(|r| r.0)
-            .min()
-            .map_or("None".to_string(), |i| i.to_string());
-        assert_eq!(
-            last,
-            format!("winner {want}"),
-            "{ctx}: {shown}\nlog {log:?}"
-        );
-        if let Ok(w) = want.parse::<i64>() {
-            for i in 0..w {
-                assert!(
-                    branches.contains(&i),
-                    "{ctx}: branch {i} below the winner never ran"
-                );
-            }
+        // Branch 3 answers; every branch before it ran (and none answered).
+        assert_eq!(last, "winner 3", "{ctx}: {shown}\nlog {log:?}");
+        for i in 0..3 {
+            assert!(
+                branches.contains(&i),
+                "{ctx}: branch {i} below the winner never ran"
+            );
         }
     } else {
         let found = last
@@ -142,9 +151,9 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     check(&text(&out.stdout), &log(&clean), first, "clean run");
     assert!(loop_recorded(&clean, "c"), "the loop is journaled");
-    let (mut kills, mut after_record, mut unknown) = (0, 0, 0);
-    // Runs draw different tags, so their append counts differ: every point up to the most a
-    // run can make (a status, three per branch, the loop, output); a run that ends is skipped.
+    let (mut kills, mut after_record, mut after_stop, mut unknown) = (0, 0, 0, 0);
+    // Every point up to the most a run makes (a status, three per branch, a stop, the loop,
+    // output); a run that ends before the point is skipped.
     for at in 1..=40 {
         for half in [false, true] {
             let point = if half {
@@ -169,6 +178,7 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
             kills += 1;
             let before = sorted(log(&d));
             let recorded = loop_recorded(&d, "k");
+            let stopped = stop_recorded(&d, "k");
             let out = kora_env(
                 &d,
                 &["run", "--resume", "k"],
@@ -186,6 +196,17 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
             if recorded {
                 after_record += 1;
                 assert_eq!(after, before, "{ctx}: the resume ran branches again");
+            } else if let Some(b) = stopped {
+                // Killed mid-loop after a stop: nothing past it may start on resume.
+                after_stop += 1;
+                let past = |rows: &[(i64, i64)]| -> Vec<(i64, i64)> {
+                    rows.iter().filter(|r| r.0 > b).copied().collect()
+                };
+                assert_eq!(
+                    past(&after),
+                    past(&before),
+                    "{ctx}: a branch past the stop at {b} started"
+                );
             }
             let shown = format!("{}{}", text(&killed.stdout), text(&out.stdout));
             check(&shown, &after, first, &ctx);
@@ -195,6 +216,10 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
     assert!(
         after_record > 0,
         "{name}: no kill landed after the loop's record"
+    );
+    assert!(
+        after_stop > 0,
+        "{name}: no kill landed between a stop and the loop's record"
     );
     assert!(
         unknown > 0,

@@ -141,6 +141,11 @@ pub trait Observer {
 /// that a resume finds again.
 pub trait ForBranch: Send + Sync {
     fn for_branch(&self, prefix: &str) -> Box<dyn Observer>;
+    /// The earliest branch of fan-out `loop_prefix` (`p3.`) that an earlier process of this
+    /// run saw stop the loop (a `break`, or a `first` answer): a resume starts no later branch.
+    fn stopped_at(&self, _loop_prefix: &str) -> Option<usize> {
+        None
+    }
 }
 
 /// Why an effect did not produce a result.

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kora_check::hir::{self, Program, Stmt, Target};
+use kora_check::hir::{self, Program};
 
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::{Flow, Frame, Interp, ModState};
@@ -332,7 +332,27 @@ fn fan_out(
 ) -> Vec<Option<BranchOut>> {
     let n = inputs.len();
     let next = AtomicUsize::new(0);
-    let winner = AtomicUsize::new(usize::MAX);
+    // A stop the killed process saw: `first` starts as if that branch had won, `break` as if it
+    // had stopped the loop once reached.
+    let seen = match only {
+        None => seed
+            .run
+            .branches
+            .iter()
+            .filter_map(|b| b.stopped_at(&seed.run.prefix))
+            .min(),
+        Some(_) => None,
+    };
+    let limit = if p.first {
+        usize::MAX
+    } else {
+        seen.unwrap_or(usize::MAX)
+    };
+    let winner = AtomicUsize::new(if p.first {
+        seen.unwrap_or(usize::MAX)
+    } else {
+        usize::MAX
+    });
     let stop = Arc::new(AtomicBool::new(false));
     let calm = Arc::new(AtomicBool::new(false));
     let slots: Vec<Mutex<Option<BranchOut>>> = (0..n).map(|_| Mutex::new(None)).collect();
@@ -350,11 +370,12 @@ fn fan_out(
             None => k,
         };
         // `first`: an earlier item already answered, so this one and every later one stay unstarted.
-        if i >= n || (only.is_none() && p.first && i > winner.load(Ordering::Acquire)) {
+        if i >= n || i > limit || (only.is_none() && p.first && i > winner.load(Ordering::Acquire))
+        {
             break;
         }
         let flag = if only.is_some() { &calm } else { &stop };
-        let out = run_branch(seed, frame, &p.target, &p.body, (i, &inputs[i]), flag);
+        let out = run_branch(seed, frame, p, (i, &inputs[i]), flag);
         match out.ended {
             Ended::Answer(_) if p.first => {
                 winner.fetch_min(i, Ordering::AcqRel);
@@ -381,8 +402,7 @@ fn fan_out(
 fn run_branch(
     seed: &Seed,
     frame: &Frame0,
-    target: &Target,
-    body: &[Stmt],
+    p: &hir::ParallelFor,
     (index, item): (usize, &Portable),
     stop: &Arc<AtomicBool>,
 ) -> BranchOut {
@@ -412,9 +432,9 @@ fn run_branch(
             at: f.span,
         });
         let r = w
-            .assign(target, item.to_value())
-            .and_then(|_| w.exec_block(body));
-        let ended = match r {
+            .assign(&p.target, item.to_value())
+            .and_then(|_| w.exec_block(&p.body));
+        let mut ended = match r {
             Ok(Flow::Return(v)) => answer(&v, Ended::Answer),
             Ok(Flow::Normal | Flow::Continue) => Ended::NoAnswer,
             Ok(Flow::Break) => Ended::Break(None),
@@ -422,6 +442,16 @@ fn run_branch(
             Err(e) if e.code == codes::STOPPED => Ended::Stopped,
             Err(e) => Ended::Raised(e),
         };
+        let stops = match ended {
+            Ended::Break(_) => Some("break"),
+            Ended::Answer(_) if p.first => Some("first"),
+            _ => None,
+        };
+        if let (Some(why), true) = (stops, seed.run.durable) {
+            if let Err(e) = w.record_stop(why) {
+                ended = Ended::Raised(e);
+            }
+        }
         let _ = w.flush_out();
         ended
     };

@@ -9,6 +9,10 @@
 //! those branches (their own effects replay from their slots), with no stop flag racing
 //! them, rebuilds the value from them, checks the winner is the recorded one, and prints the
 //! recorded output.
+//!
+//! A loop killed before its record is run again, but a branch that stopped it (a `break`, a
+//! `first` answer) journaled that at once under its own name, so the resume starts no
+//! branch after the earliest such one: it does not race past a stop the killed run saw.
 
 use serde_json::{json, Value as Json};
 
@@ -51,6 +55,11 @@ impl Recordable for FanOutRecord {
     }
 }
 
+/// What a branch that stops its loop records, under its own name (`p3.7|stop/0`), so a resume
+/// of a loop killed before its record starts no branch after it.
+pub(crate) const STOP_OP: &str = "stop";
+pub(crate) const STOP_SLOT: &str = "stop/0";
+
 /// The loop's effect: named by the fan-out's number in this interpreter (`p3`), which the
 /// branches' own slots (`p3.7|...`) already rely on being the same on resume.
 pub(crate) fn fan_out_effect(op: &str) -> Effect<'_> {
@@ -84,6 +93,19 @@ impl Interp<'_> {
                 ),
             )),
         }
+    }
+
+    /// Journals (synced) that this branch stops its loop; a replayed branch finds it recorded.
+    pub(crate) fn record_stop(&mut self, why: &str) -> RtResult<()> {
+        let e = Effect {
+            kind: Kind::FanOut,
+            class: Class::Effect,
+            op: STOP_OP,
+            call: why,
+            target: "",
+        };
+        let done: Result<(), String> = self.host().effect(&e, |_| Ok(()))?;
+        done.map_err(|why| RtError::new(codes::EFFECT_REFUSED, why))
     }
 
     /// Checks a replayed loop against its record: the same branches finished, the same winner.

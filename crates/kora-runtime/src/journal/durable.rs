@@ -261,6 +261,19 @@ impl ForBranch for Branches {
     fn for_branch(&self, prefix: &str) -> Box<dyn Observer> {
         Box::new(self.0.observer_in(prefix))
     }
+
+    fn stopped_at(&self, loop_prefix: &str) -> Option<usize> {
+        // A stopping branch journals `p3.7|stop/0` (see `parallel_record.rs`).
+        self.0
+            .past
+            .slots
+            .keys()
+            .filter_map(|k| {
+                let (i, rest) = k.strip_prefix(loop_prefix)?.split_once('|')?;
+                (rest == crate::parallel_record::STOP_SLOT).then(|| i.parse().ok())?
+            })
+            .min()
+    }
 }
 
 /// The journal's observer on one interpreter's pipeline.

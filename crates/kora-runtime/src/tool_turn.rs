@@ -288,3 +288,38 @@ impl Interp<'_> {
         Ok(Turned::Reply(answer))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_and_tool_records_read_back_as_written() {
+        for turned in [
+            Turned::Reply(json!({"tool_calls": [{"id": "1", "name": "t", "arguments": {}}]})),
+            Turned::End(json!({"failed": "schema: $.x"})),
+        ] {
+            let r = TurnRecord {
+                turned: turned.clone(),
+                usage: Usage {
+                    input_tokens: 3,
+                    output_tokens: 4,
+                },
+            };
+            let back = TurnRecord::from_record(&r.to_record()).expect("reads back");
+            assert_eq!(back.turned, turned);
+            assert_eq!((back.usage.input_tokens, back.usage.output_tokens), (3, 4));
+        }
+        assert!(TurnRecord::from_record(&json!({"usage": {}})).is_none());
+        let t = ToolRecord {
+            args: json!({"city": "Paris"}),
+            result: json!(21),
+            shown: "tool ran\n".into(),
+        };
+        let back = ToolRecord::from_record(&t.to_record()).expect("reads back");
+        assert_eq!(
+            (back.args, back.result, back.shown),
+            (t.args, t.result, t.shown)
+        );
+    }
+}

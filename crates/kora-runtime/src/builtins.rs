@@ -73,6 +73,19 @@ pub fn call_builtin(
     args: Vec<Value>,
     kwargs: Vec<(Sym, Value)>,
 ) -> RtResult<Value> {
+    if crate::label::any() {
+        return crate::label_calls::builtin(ctx, id, args, kwargs);
+    }
+    call_plain(ctx, id, args, kwargs)
+}
+
+/// Calls built-in `id` on arguments whose labels `label_calls` has already handled.
+pub(crate) fn call_plain(
+    ctx: &mut dyn Caller,
+    id: BuiltinId,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+) -> RtResult<Value> {
     let name = kora_check::hir::builtin_name(id);
     match id.0 {
         id::PRINT => print(ctx, args, kwargs),

@@ -192,6 +192,9 @@ impl Interp<'_> {
                 body,
             } => return self.exec_context(max_input, reserve_output.as_ref(), body),
             S::Budget(b) => return self.exec_budget(b, s.span),
+            S::Declassify { value, sink, body } => {
+                return self.exec_declassify(value, sink, body, s.span)
+            }
         }
         Ok(Flow::Normal)
     }

@@ -44,6 +44,8 @@ pub enum Portable {
     Module(ModId),
     /// A frame slot's shared box: rebuilt as a fresh box around the copied value.
     Cell(Box<Portable>),
+    /// A labelled value: the label crosses with it (origins and releases are process-wide ids).
+    Labeled(crate::label::Tag, Box<Portable>),
 }
 
 // Pinned: this is what crosses threads.
@@ -105,6 +107,7 @@ impl Portable {
             Portable::Type(t) => Value::Type(*t),
             Portable::Module(m) => Value::Module(*m),
             Portable::Cell(v) => Value::Cell(Rc::new(RefCell::new(v.to_value()))),
+            Portable::Labeled(tag, v) => crate::label::wrap(v.to_value(), *tag),
         }
     }
 }
@@ -176,6 +179,7 @@ impl Copier {
             Value::Type(t) => Portable::Type(*t),
             Value::Module(m) => Portable::Module(*m),
             Value::Cell(c) => Portable::Cell(Box::new(self.copy_cell(c)?)),
+            Value::Labeled(l) => Portable::Labeled(l.tag(), Box::new(self.copy(&l.value)?)),
             Value::Native(_) => {
                 return Err(RtError::new(
                     codes::NOT_PORTABLE,

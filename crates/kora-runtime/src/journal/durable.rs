@@ -430,3 +430,30 @@ impl Observer for Durable {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_of_an_older_format_is_refused_with_the_reason() {
+        let dir = std::env::temp_dir().join(format!("kora-durable-format-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let run = Run::start(&dir, "old", "p.ko", "d", &[]).expect("started");
+        drop(run);
+        let path = super::super::journal_path(&dir, "old");
+        let text = std::fs::read_to_string(&path).expect("journal");
+        let older = text.replacen(&format!("\"format\":{FORMAT}"), "\"format\":1", 1);
+        assert_ne!(older, text, "the header names its format");
+        std::fs::write(&path, older).expect("rewrite");
+        match Run::resume(&dir, "old") {
+            Err(RunError::Refused(why)) => {
+                assert!(why.contains("journal format 1"), "{why}");
+                assert!(why.contains("the kora that started it"), "{why}");
+            }
+            Err(e) => panic!("refused for another reason: {e}"),
+            Ok(_) => panic!("an older journal was resumed"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

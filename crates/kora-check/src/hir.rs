@@ -474,6 +474,7 @@ pub const BUILTINS: &[&str] = &[
     "input",
     "type",
     "remaining",
+    "redact",
 ];
 
 pub fn builtin_id(name: &str) -> Option<BuiltinId> {

@@ -60,7 +60,8 @@ fn model_output(v: Value, site: &str) -> Value {
             let tag = crate::label::Tag::unverified(crate::label::origin(&format!(
                 "the answer of the `analyze` call at {site}"
             )));
-            Value::outcome(o.tag, crate::label::on_strings(o.payload.clone(), tag))
+            let payload = crate::label::on_strings(o.payload.clone(), tag);
+            Value::outcome(o.tag, crate::redact::restore(payload))
         }
         _ => v,
     }

@@ -64,6 +64,7 @@ pub mod id {
     pub const INPUT: u16 = 36;
     pub const TYPE: u16 = 37;
     pub const REMAINING: u16 = 38;
+    pub const REDACT: u16 = 39;
 }
 
 /// Calls built-in `id` with evaluated arguments.
@@ -174,6 +175,11 @@ pub(crate) fn call_plain(
                     "`remaining` takes one meter's name: \"tokens\", \"calls\", \"steps\" or \"seconds\"",
                 ),
             }
+        }
+        id::REDACT => {
+            args::no_kwargs("redact", &kwargs)?;
+            args::exactly_one("redact", &args)?;
+            Ok(crate::redact::redact(ctx.program(), &args[0]))
         }
         _ => fail(codes::TYPE, format!("unknown builtin {name}")),
     }

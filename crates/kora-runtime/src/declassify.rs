@@ -66,6 +66,40 @@ impl Interp<'_> {
         r
     }
 
+    /// An `if` condition once labels exist. `if name in ALLOWED:` is an allowlist check: when
+    /// `name` is unverified and equals an element of `ALLOWED` that is not, the branch runs
+    /// with `name` bound to that element, which the program itself vouched for.
+    pub(crate) fn allowlist_truth(&mut self, cond: &hir::Expr) -> RtResult<bool> {
+        let hir::ExprKind::Compare(first, rest) = &cond.kind else {
+            return self.truth(cond);
+        };
+        let ([(kora_syntax::ast::CmpOp::In, container)], Some(target)) =
+            (rest.as_slice(), name_target(first))
+        else {
+            return self.truth(cond);
+        };
+        let item = self.eval(first)?;
+        let pool = self.eval(container)?;
+        if label::untrusted(&item).is_none() {
+            let found = crate::compare::contains(&pool, &item)?;
+            return Ok(found);
+        }
+        let mut it = crate::iter::iterate(&pool)?;
+        while let Some(x) = it.next() {
+            if crate::compare::values_equal(&x, &item) {
+                if label::untrusted(&x).is_none() {
+                    // Keep a classified label the item had: narrowing is about integrity only.
+                    let keep = label::deep(&item)
+                        .filter(|t| t.is_classified())
+                        .map(Tag::verified);
+                    self.assign(&target, label::wrap_opt(x, keep))?;
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Refuses a model call that would carry a classified value no open release lets reach
     /// the model entry it resolved to.
     pub(crate) fn check_model_sink(
@@ -84,6 +118,11 @@ impl Interp<'_> {
         let cfg = crate::analyze::lock(&shared).config.clone();
         let allows = |sink: &str| cfg.sink_covers(sink, called, entry);
         for (what, v) in parts {
+            label::each_labeled(v, &mut |l| {
+                if l.bits & label::CLASSIFIED != 0 {
+                    label::note_sent(crate::format::to_string(&self.prog, &l.value));
+                }
+            });
             if let Some(tag) = label::unreleased(v, &allows) {
                 let model = called.unwrap_or("default");
                 return Err(RtError::new(
@@ -96,6 +135,16 @@ impl Interp<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The variable an expression names, as an assignment target.
+fn name_target(e: &hir::Expr) -> Option<hir::Target> {
+    match e.kind {
+        hir::ExprKind::Local(s) => Some(hir::Target::Local(s)),
+        hir::ExprKind::Cell(s) => Some(hir::Target::Cell(s)),
+        hir::ExprKind::Global(g) => Some(hir::Target::Global(g)),
+        _ => None,
     }
 }
 

@@ -41,6 +41,7 @@ mod parallel;
 mod parallel_record;
 pub mod portable;
 pub mod pricing;
+pub mod redact;
 pub mod report;
 pub mod sinks;
 pub mod stdlib;

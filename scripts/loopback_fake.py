@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A loopback stand-in for an OpenAI-style endpoint, used to record the cassettes of examples 09, 10 and 11.
+"""A loopback stand-in for an OpenAI-style endpoint, used to record the cassettes of examples 09, 10 and 12.
 
 Answers by keyword, so the recorded outcomes do not depend on which branch of a
 `parallel for` asks first. Usage: `python3 scripts/loopback_fake.py 18765`, then point

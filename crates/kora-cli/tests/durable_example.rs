@@ -1,4 +1,4 @@
-//! End to end: `examples/11_durable.ko` run durable from its cassette, killed at every journal append, resumed to the same result.
+//! End to end: `examples/12_durable.ko` run durable from its cassette, killed at every journal append, resumed to the same result.
 //!
 //! The example reads a CSV, reviews each claim with a model in a `parallel for`, inserts
 //! one SQLite row per claim and asks a person once before a sign-off row. Every kill is
@@ -20,7 +20,7 @@ fn project(name: &str) -> PathBuf {
     let d = support::temp_dir("kora-durable-example", name);
     let src = examples();
     std::fs::create_dir_all(d.join("data")).expect("data folder");
-    for f in ["11_durable.ko", "11_durable.cassette.json"] {
+    for f in ["12_durable.ko", "12_durable.cassette.json"] {
         std::fs::copy(src.join(f), d.join(f)).expect("example file");
     }
     std::fs::copy(src.join("data/expenses.csv"), d.join("data/expenses.csv")).expect("csv");
@@ -29,7 +29,7 @@ fn project(name: &str) -> PathBuf {
 }
 
 fn expected() -> String {
-    std::fs::read_to_string(examples().join("11_durable.out")).expect("11_durable.out")
+    std::fs::read_to_string(examples().join("12_durable.out")).expect("12_durable.out")
 }
 
 /// (claim rows by `n`, sign-off rows) in the run's database.
@@ -87,7 +87,7 @@ const START: [&str; 7] = [
     "--replay",
     "--run-id",
     "k",
-    "11_durable.ko",
+    "12_durable.ko",
     "claims.db",
 ];
 

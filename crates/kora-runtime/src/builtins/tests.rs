@@ -145,11 +145,12 @@ fn ids_match_the_builtin_table() {
         (id::FAILED, "Failed"),
         (id::TYPE, "type"),
         (id::REMAINING, "remaining"),
+        (id::REDACT, "redact"),
     ];
     for (id, name) in pairs {
         assert_eq!(hir::builtin_name(BuiltinId(id)), name);
     }
-    assert_eq!(hir::BUILTINS.len(), id::REMAINING as usize + 1);
+    assert_eq!(hir::BUILTINS.len(), id::REDACT as usize + 1);
 }
 
 #[test]

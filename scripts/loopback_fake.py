@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A loopback stand-in for an OpenAI-style endpoint, used to record the cassettes of examples 09 and 10.
+"""A loopback stand-in for an OpenAI-style endpoint, used to record the cassettes of examples 09, 10 and 12.
 
 Answers by keyword, so the recorded outcomes do not depend on which branch of a
 `parallel for` asks first. Usage: `python3 scripts/loopback_fake.py 18765`, then point
@@ -18,6 +18,10 @@ def reply(prompt, data):
         if "password" in d or "login" in d:
             return {"ok": {"category": "account", "priority": "low", "summary": "locked out of the account"}, "uncertain": None}
         return {"ok": None, "uncertain": "nothing to triage in this message"}
+    if "review this expense" in prompt.lower():
+        if "flight" in d or "dinner" in d:
+            return {"ok": {"verdict": "check", "reason": "needs a receipt and the guest list"}, "uncertain": None}
+        return {"ok": {"verdict": "ok", "reason": "within policy"}, "uncertain": None}
     if "summar" in prompt.lower():
         return {"ok": "Two billing issues and one crash; the crash is urgent.", "uncertain": None}
     return {"ok": "fast answer", "uncertain": None}

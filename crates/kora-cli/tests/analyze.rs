@@ -4,22 +4,16 @@
 //! fresh folder, runs `kora run`, and checks both what the program printed and
 //! what the provider received.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use support::Run;
 
 use kora_testkit::{Behaviour, FakeProvider, StreamOpts};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-analyze-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    support::temp_dir("kora-analyze", name)
 }
 
 fn setup(name: &str, fake: &FakeProvider, api: &str, extra: &str, program: &str) -> PathBuf {
@@ -29,29 +23,18 @@ fn setup(name: &str, fake: &FakeProvider, api: &str, extra: &str, program: &str)
     } else {
         fake.openai_endpoint()
     };
-    std::fs::write(
-        d.join("kora.toml"),
-        format!(
-            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{endpoint}\", api = \"{api}\" }}\ntimeout_secs = 2\n{extra}"
-        ),
-    )
-    .expect("kora.toml");
+    support::write_config(
+        &d,
+        &endpoint,
+        Some(api),
+        &format!("timeout_secs = 2\n{extra}"),
+    );
     std::fs::write(d.join("main.ko"), program).expect("program");
     d
 }
 
 fn kora(d: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .arg(d.join("main.ko"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    support::collect(support::kora_cmd().args(args).arg(d.join("main.ko")), None)
 }
 
 const TRIAGE: &str = r#"type Ticket:

@@ -5,31 +5,22 @@
 //! No test asserts a duration; the deadline tests assert the outcome and that
 //! the stalled request really reached the provider.
 
-use std::io::Write;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use kora_testkit::{Behaviour, FakeProvider};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use support::Run;
 
 fn setup(name: &str, fake: &FakeProvider, program: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-budget-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    std::fs::write(
-        d.join("kora.toml"),
-        format!(
-            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{}\", api = \"openai\" }}\ntimeout_secs = 30\nmax_retries = 0\n",
-            fake.openai_endpoint()
-        ),
-    )
-    .expect("kora.toml");
+    let d = support::temp_dir("kora-budget", name);
+    support::write_config(
+        &d,
+        &fake.openai_endpoint(),
+        Some("openai"),
+        "timeout_secs = 30\nmax_retries = 0\n",
+    );
     std::fs::write(d.join("main.ko"), program).expect("program");
     d
 }
@@ -39,29 +30,13 @@ fn kora(d: &Path, stdin: Option<&str>) -> Run {
 }
 
 fn kora_with(d: &Path, flags: &[&str], stdin: Option<&str>) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .arg("run")
-        .args(flags)
-        .arg(d.join("main.ko"))
-        .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kora starts");
-    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        pipe.write_all(text.as_bytes()).expect("stdin written");
-    }
-    let out = child.wait_with_output().expect("kora runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    support::collect(
+        support::kora_cmd()
+            .arg("run")
+            .args(flags)
+            .arg(d.join("main.ko")),
+        stdin,
+    )
 }
 
 /// Prints one line per outcome, so the test can read what every call returned.

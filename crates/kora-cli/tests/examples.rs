@@ -1,10 +1,12 @@
 //! Every program in `examples/` runs through the `kora` binary and prints exactly its `.out` file.
 //!
+//! An example's arguments come from `NAME.args` and its standard input from `NAME.in`.
 //! Model calls replay from each example's committed cassette (`--replay`), so
 //! this passes on a machine with no network and no API key.
 
+use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 #[test]
 fn examples_print_their_expected_output() {
@@ -21,12 +23,24 @@ fn examples_print_their_expected_output() {
     for ko in entries {
         let expected = std::fs::read_to_string(ko.with_extension("out"))
             .unwrap_or_else(|_| panic!("{} has no .out file", ko.display()));
-        let out = Command::new(env!("CARGO_BIN_EXE_kora"))
+        // `NAME.args` holds the program's arguments (one line, split on spaces) and
+        // `NAME.in` its standard input (the answers to its `ask_human` questions).
+        let args = std::fs::read_to_string(ko.with_extension("args")).unwrap_or_default();
+        let input = std::fs::read(ko.with_extension("in")).unwrap_or_default();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kora"))
             .args(["run", "--replay"])
             .arg(&ko)
+            .args(args.split_whitespace())
             .env("NO_COLOR", "1")
-            .output()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .expect("kora runs");
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(&input).expect("stdin");
+        }
+        let out = child.wait_with_output().expect("kora ends");
         ran += 1;
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() || stdout != expected {

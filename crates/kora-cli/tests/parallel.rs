@@ -1,39 +1,23 @@
 //! End to end: `parallel for` (collect, `first`, `break`, raising branches, mocks and model
 //! calls in workers) and `isolated` agents, through the `kora` binary.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use support::Run;
 
 use kora_testkit::{Behaviour, FakeProvider};
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-parallel-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    support::temp_dir("kora-parallel", name)
 }
 
-fn kora(d: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .current_dir(d)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn kora(d: &Path, args: &[&str]) -> Run {
+    support::run_in(d, args)
 }
 
-fn run(name: &str, program: &str) -> Out {
+fn run(name: &str, program: &str) -> Run {
     let d = dir(name);
     std::fs::write(d.join("main.ko"), program).expect("program");
     kora(&d, &["run", "main.ko"])

@@ -3,40 +3,23 @@
 //! The HTTP server is started by each test on 127.0.0.1 and answers from a
 //! fixed script; nothing here reaches the internet.
 
+mod support;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kora_testkit::http::{read_request, write_plain};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use support::Run;
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-stdlib-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    support::temp_dir("kora-stdlib", name)
 }
 
 fn kora(args: &[&str], cwd: &Path) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    support::run_in(cwd, args)
 }
 
 /// What the scripted server does for one path.

@@ -1,36 +1,20 @@
 //! End to end: `kora test` through the binary — mocks (nesting and fall-through), assertion
 //! messages, replay misses, `--filter`, and `--live` recording a cassette that then replays.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use support::Run;
 
 use kora_testkit::{Behaviour, FakeProvider};
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-test-cmd-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    support::temp_dir("kora-test-cmd", name)
 }
 
-fn kora(d: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .current_dir(d)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn kora(d: &Path, args: &[&str]) -> Run {
+    support::run_in(d, args)
 }
 
 const TYPES: &str = r#"type Ticket:

@@ -1,50 +1,34 @@
 //! End to end: tool loops (`analyze(..., tools=[...])`), their handlers and the context fence,
 //! through the `kora` binary against the loopback fake provider.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use support::Run;
 
 use kora_testkit::{Behaviour, FakeProvider};
 use serde_json::{json, Value};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn setup(name: &str, fake: &FakeProvider, api: &str, extra: &str, program: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-tools-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
+    let d = support::temp_dir("kora-tools", name);
     let endpoint = if api == "ollama" {
         fake.url()
     } else {
         fake.openai_endpoint()
     };
-    std::fs::write(
-        d.join("kora.toml"),
-        format!(
-            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{endpoint}\", api = \"{api}\" }}\ntimeout_secs = 2\nmax_retries = 0\n{extra}"
-        ),
-    )
-    .expect("kora.toml");
+    support::write_config(
+        &d,
+        &endpoint,
+        Some(api),
+        &format!("timeout_secs = 2\nmax_retries = 0\n{extra}"),
+    );
     std::fs::write(d.join("main.ko"), program).expect("program");
     d
 }
 
 fn kora(d: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .arg(d.join("main.ko"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    support::collect(support::kora_cmd().args(args).arg(d.join("main.ko")), None)
 }
 
 const HEAD: &str = r#"type Weather:
@@ -479,9 +463,8 @@ fn record_example_10_cassette() {
         "reason": "delivered 45 days ago: store credit only, with a 10% voucher"}),
     ));
     let src = std::fs::read_to_string(root.join("10_tools.ko")).expect("example");
-    let d = std::env::temp_dir().join(format!("kora-tools-{}-record10", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
+    let d = support::temp_dir("kora-tools", "record10");
+    // The cassette's key names the model, so this one is `gpt-4o-mini`, not the usual fake name.
     std::fs::write(
         d.join("kora.toml"),
         format!(
@@ -491,16 +474,13 @@ fn record_example_10_cassette() {
     )
     .expect("kora.toml");
     std::fs::write(d.join("10_tools.ko"), src).expect("program");
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(["run", "--record"])
-        .arg(d.join("10_tools.ko"))
-        .output()
-        .expect("kora runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = support::collect(
+        support::kora_cmd()
+            .args(["run", "--record"])
+            .arg(d.join("10_tools.ko")),
+        None,
     );
+    assert_eq!(out.code, 0, "{}", out.stderr);
     std::fs::copy(
         d.join("10_tools.cassette.json"),
         root.join("10_tools.cassette.json"),
@@ -523,16 +503,8 @@ fn the_trace_has_a_span_per_tool_call_saying_what_ran() {
             return "no sensor there"
         args["city"] = "Lyon""#;
     let d = setup("trace", &fake, "openai", "", &program(call));
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(["run", "main.ko"])
-        .current_dir(&d)
-        .output()
-        .expect("kora runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = support::run_in(&d, &["run", "main.ko"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let dir = d.join(".kora/traces");
     let file = std::fs::read_dir(&dir)
         .expect("traces written")

@@ -2,46 +2,29 @@
 //! `ExportTraceServiceRequest` with GenAI attributes and one span per attempt, and
 //! `kora trace` prints it as a tree; `--report cost` sums the same spans.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use support::Run;
 
 use kora_telemetry::tree::{attr_int, attr_str};
 use kora_testkit::{Behaviour, FakeProvider};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::{status::StatusCode, Span};
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn kora(d: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .current_dir(d)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn kora(d: &Path, args: &[&str]) -> Run {
+    support::run_in(d, args)
 }
 
 fn setup(name: &str, fake: &FakeProvider, extra: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-trace-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    std::fs::write(
-        d.join("kora.toml"),
-        format!(
-            "[models]\ndefault = {{ name = \"fake-model\", endpoint = \"{}\" }}\ntimeout_secs = 2\n{extra}",
-            fake.openai_endpoint()
-        ),
-    )
-    .expect("config");
+    let d = support::temp_dir("kora-trace", name);
+    support::write_config(
+        &d,
+        &fake.openai_endpoint(),
+        None,
+        &format!("timeout_secs = 2\n{extra}"),
+    );
     std::fs::write(
         d.join("main.ko"),
         "agent summarize(text: str) -> str:\n    s: str = analyze(text, \"Summarize.\") else:\n        return \"none\"\n    return s\n\nprint(summarize(\"a long text\"))\n",

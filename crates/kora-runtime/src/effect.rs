@@ -36,6 +36,10 @@ pub enum Kind {
     SqlWrite,
     Env,
     Notes,
+    /// A `parallel for`: which branches finished, so a resume takes the same ones.
+    FanOut,
+    /// One model request inside a tool loop (the loop itself is the `Model` effect a budget meters).
+    ModelTurn,
 }
 
 impl Kind {
@@ -55,6 +59,8 @@ impl Kind {
             Kind::SqlWrite => "sql_write",
             Kind::Env => "env",
             Kind::Notes => "notes",
+            Kind::FanOut => "fan_out",
+            Kind::ModelTurn => "model_turn",
         }
     }
 }
@@ -135,6 +141,11 @@ pub trait Observer {
 /// that a resume finds again.
 pub trait ForBranch: Send + Sync {
     fn for_branch(&self, prefix: &str) -> Box<dyn Observer>;
+    /// The earliest branch of fan-out `loop_prefix` (`p3.`) that an earlier process of this
+    /// run saw stop the loop (a `break`, or a `first` answer): a resume starts no later branch.
+    fn stopped_at(&self, _loop_prefix: &str) -> Option<usize> {
+        None
+    }
 }
 
 /// Why an effect did not produce a result.

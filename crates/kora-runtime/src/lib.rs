@@ -38,6 +38,7 @@ mod mock;
 mod model_effect;
 mod model_span;
 mod parallel;
+mod parallel_record;
 pub mod portable;
 pub mod pricing;
 pub mod redact;
@@ -47,6 +48,7 @@ pub mod stdlib;
 mod tool_call;
 mod tool_loop;
 mod tool_span;
+mod tool_turn;
 pub mod trace;
 pub mod value;
 

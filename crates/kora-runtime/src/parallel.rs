@@ -10,11 +10,12 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kora_check::hir::{self, Program, Stmt, Target};
+use kora_check::hir::{self, Program};
 
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::{Flow, Frame, Interp, ModState};
 use crate::mock::Mock;
+use crate::parallel_record::{fan_out_effect, FanOutRecord};
 use crate::portable::Portable;
 use crate::value::Value;
 
@@ -199,14 +200,48 @@ impl Interp<'_> {
             reads,
         };
         let seed = self.seed()?;
-        let outs = fan_out(&seed, &frame, p, &inputs);
+        let op = format!("p{}", self.host().fanouts - 1);
+        let effect = fan_out_effect(&op);
+        let _ = self.flush_out();
+        let replay = self.begin_fan_out(&effect)?;
+        let outs = fan_out(
+            &seed,
+            &frame,
+            p,
+            &inputs,
+            replay.as_ref().map(|r| &r.ran[..]),
+        );
         let n = inputs.len();
-
-        // Output first, in input order, so a failure still shows what the branches printed.
+        let (ran, winner) = finished_and_winner(&outs, p.first);
+        let mut shown = String::new();
         for o in outs.iter().flatten() {
-            let text = String::from_utf8_lossy(&o.out);
-            self.write(&text)?;
+            shown.push_str(&String::from_utf8_lossy(&o.out));
         }
+        let raised = outs
+            .iter()
+            .flatten()
+            .any(|o| matches!(o.ended, Ended::Raised(_)));
+        match &replay {
+            Some(r) if !raised => {
+                self.check_fan_out(&effect, r, &ran, winner)?;
+                shown = r.shown.clone();
+            }
+            Some(_) => {}
+            // Recorded (and synced) before anything is shown, so a kill in between replays it.
+            None => {
+                let record = match raised {
+                    false => Ok(FanOutRecord {
+                        ran,
+                        winner,
+                        shown: shown.clone(),
+                    }),
+                    true => Err("a branch raised".to_string()),
+                };
+                self.host().pipeline.finish(&effect, &record);
+            }
+        }
+        // Output first, in input order, so a failure still shows what the branches printed.
+        self.write(&shown)?;
         let finished = outs
             .iter()
             .flatten()
@@ -233,9 +268,9 @@ impl Interp<'_> {
             return Err(e);
         }
         let value = if p.first {
-            outs.iter()
-                .flatten()
-                .find_map(|o| match &o.ended {
+            winner
+                .and_then(|i| outs[i].as_ref())
+                .and_then(|o| match &o.ended {
                     Ended::Answer(v) | Ended::Break(Some(v)) => Some(v.to_value()),
                     _ => None,
                 })
@@ -267,29 +302,80 @@ impl Interp<'_> {
     }
 }
 
+/// Which branches finished (in input order), and the `first` winner: the earliest that answered.
+fn finished_and_winner(outs: &[Option<BranchOut>], first: bool) -> (Vec<usize>, Option<usize>) {
+    let mut ran = Vec::new();
+    let mut winner = None;
+    for (i, o) in outs.iter().enumerate() {
+        let Some(o) = o else { continue };
+        match o.ended {
+            Ended::Answer(_) | Ended::Break(Some(_)) if first && winner.is_none() => {
+                winner = Some(i);
+                ran.push(i);
+            }
+            Ended::Answer(_) | Ended::NoAnswer | Ended::Break(_) => ran.push(i),
+            Ended::Stopped | Ended::Raised(_) => {}
+        }
+    }
+    (ran, winner)
+}
+
 /// Runs every branch on rayon's pool; slot `i` holds branch `i`, `None` if it never started.
+/// `only` (a resume) runs exactly the branches a journal says finished, with no stop flag
+/// or winner racing them.
 fn fan_out(
     seed: &Seed,
     frame: &Frame0,
     p: &hir::ParallelFor,
     inputs: &[Portable],
+    only: Option<&[usize]>,
 ) -> Vec<Option<BranchOut>> {
     let n = inputs.len();
     let next = AtomicUsize::new(0);
-    let winner = AtomicUsize::new(usize::MAX);
+    // A stop the killed process saw: `first` starts as if that branch had won, `break` as if it
+    // had stopped the loop once reached.
+    let seen = match only {
+        None => seed
+            .run
+            .branches
+            .iter()
+            .filter_map(|b| b.stopped_at(&seed.run.prefix))
+            .min(),
+        Some(_) => None,
+    };
+    let limit = if p.first {
+        usize::MAX
+    } else {
+        seen.unwrap_or(usize::MAX)
+    };
+    let winner = AtomicUsize::new(if p.first {
+        seen.unwrap_or(usize::MAX)
+    } else {
+        usize::MAX
+    });
     let stop = Arc::new(AtomicBool::new(false));
+    let calm = Arc::new(AtomicBool::new(false));
     let slots: Vec<Mutex<Option<BranchOut>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let workers = rayon::current_num_threads().clamp(1, n.max(1));
+    let workers = rayon::current_num_threads().clamp(1, only.map_or(n, <[usize]>::len).max(1));
     let work = || loop {
-        if stop.load(Ordering::Relaxed) {
+        if only.is_none() && stop.load(Ordering::Relaxed) {
             break;
         }
-        let i = next.fetch_add(1, Ordering::Relaxed);
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        let i = match only {
+            Some(o) => match o.get(k) {
+                Some(&i) if i < n => i,
+                _ => break,
+            },
+            None => k,
+        };
         // `first`: an earlier item already answered, so this one and every later one stay unstarted.
-        if i >= n || (p.first && i > winner.load(Ordering::Acquire)) {
+        if i >= n || i > limit || (only.is_none() && p.first && i > winner.load(Ordering::Acquire))
+        {
             break;
         }
-        let out = run_branch(seed, frame, &p.target, &p.body, (i, &inputs[i]), &stop);
+        let flag = if only.is_some() { &calm } else { &stop };
+        let out = run_branch(seed, frame, p, (i, &inputs[i]), flag);
         match out.ended {
             Ended::Answer(_) if p.first => {
                 winner.fetch_min(i, Ordering::AcqRel);
@@ -316,8 +402,7 @@ fn fan_out(
 fn run_branch(
     seed: &Seed,
     frame: &Frame0,
-    target: &Target,
-    body: &[Stmt],
+    p: &hir::ParallelFor,
     (index, item): (usize, &Portable),
     stop: &Arc<AtomicBool>,
 ) -> BranchOut {
@@ -347,9 +432,9 @@ fn run_branch(
             at: f.span,
         });
         let r = w
-            .assign(target, item.to_value())
-            .and_then(|_| w.exec_block(body));
-        let ended = match r {
+            .assign(&p.target, item.to_value())
+            .and_then(|_| w.exec_block(&p.body));
+        let mut ended = match r {
             Ok(Flow::Return(v)) => answer(&v, Ended::Answer),
             Ok(Flow::Normal | Flow::Continue) => Ended::NoAnswer,
             Ok(Flow::Break) => Ended::Break(None),
@@ -357,6 +442,16 @@ fn run_branch(
             Err(e) if e.code == codes::STOPPED => Ended::Stopped,
             Err(e) => Ended::Raised(e),
         };
+        let stops = match ended {
+            Ended::Break(_) => Some("break"),
+            Ended::Answer(_) if p.first => Some("first"),
+            _ => None,
+        };
+        if let (Some(why), true) = (stops, seed.run.durable) {
+            if let Err(e) = w.record_stop(why) {
+                ended = Ended::Raised(e);
+            }
+        }
         let _ = w.flush_out();
         ended
     };

@@ -22,10 +22,9 @@ use std::time::{Instant, SystemTime};
 use serde_json::{json, Value as Json};
 
 use kora_check::hir::{self, AnalyzeCall};
-use kora_models::{Decoded, ModelEntry, Request, ToolCall, ToolSpec, Turn};
+use kora_models::{ModelEntry, Request, ToolCall, ToolSpec, Turn};
 use kora_syntax::ast::FuncKind;
 
-use crate::budget::Meter;
 use crate::cassette::{Entry, KeyMaterial, Mode, Usage};
 use crate::context_fence::{base_tokens, fit, Fit};
 use crate::effect::{Begun, Class, Effect, Kind, Observation, Recordable, Stop};
@@ -33,7 +32,8 @@ use crate::error::{codes, RtError, RtResult};
 use crate::interp::Interp;
 use crate::json_value::shape_of;
 use crate::model_effect::ModelAnswer;
-use crate::model_span::{Answered, ModelObs};
+use crate::model_span::ModelObs;
+use crate::tool_turn::{TurnCtx, Turned};
 use crate::value::{OutcomeTag, Value};
 
 /// How many model turns may ask for tools before the call gives up, unless
@@ -123,8 +123,8 @@ impl Interp<'_> {
 
     /// Runs the loop of a call given tools as one model effect, from its first request to its
     /// outcome. The budget admits it at Prepared and each further turn inside; a durable run
-    /// marks it before the first request (it is world-changing: its tools act) and replays its
-    /// outcome whole, without running the tools again.
+    /// replays its outcome whole, without running the tools again, and a loop cut off mid-way
+    /// continues from its journaled turns and tool calls (`tool_turn.rs`).
     pub(crate) fn tool_loop(
         &mut self,
         call: &AnalyzeCall,
@@ -135,7 +135,8 @@ impl Interp<'_> {
         let (op, target) = (call.site.clone(), entry.name.clone());
         let effect = Effect {
             kind: Kind::Model,
-            class: Class::WorldChanging,
+            // Not marked as a whole: each turn and tool call inside is journaled on its own.
+            class: Class::Effect,
             op: &op,
             call: "analyze",
             target: &target,
@@ -281,85 +282,28 @@ impl Interp<'_> {
                 ..material.clone()
             };
             let key = turn_material.key();
-            let models = self.models.as_ref().map(crate::analyze::lock);
-            let replayed = match (mode, models.as_ref().and_then(|m| m.cassette.as_ref())) {
-                (Mode::Record, _) | (_, None) => None,
-                (_, Some(c)) => c.get(&key).cloned(),
+            let ctx = TurnCtx {
+                call,
+                entry,
+                req: &req,
+                settings: &settings,
+                mode,
+                shape: &shape,
+                effect,
+                turn: turns,
             };
-            drop(models);
-            let answer: Json = match replayed {
-                Some(rec) => {
-                    obs.answered = Answered::Cassette;
-                    obs.input_tokens += rec.usage.input_tokens;
-                    obs.output_tokens += rec.usage.output_tokens;
-                    // A replayed turn costs the budget what it cost when it was recorded.
-                    self.spend(effect, spent, rec.usage);
-                    rec.outcome
-                }
-                None if mode == Mode::Replay => {
-                    let models = self.models.as_ref().map(crate::analyze::lock);
-                    let why = models
-                        .as_ref()
-                        .and_then(|m| m.cassette.as_ref())
-                        .map(|c| c.explain_miss(&turn_material))
-                        .unwrap_or_else(|| "no cassette is open".into());
-                    return Err(RtError::new(
-                        codes::REPLAY_MISS,
-                        format!("no recorded answer for turn {} of the tool loop at {}: {why}; record it with `kora run --record`", turns + 1, call.site),
-                    ));
-                }
-                None => {
-                    obs.answered = Answered::Model;
-                    // The transport is given the budget's deadline, so a stalled turn is cut off.
-                    let deadline = self.budget_chain().deadline();
-                    let reply = match kora_models::call(entry, &settings, &req, deadline, None) {
-                        Err(failure) => {
-                            obs.input_tokens += failure.usage.input_tokens;
-                            obs.output_tokens += failure.usage.output_tokens;
-                            obs.failure = Some(failure.cause.clone());
-                            obs.attempts.extend(failure.attempt_log);
-                            self.spend(effect, spent, usage_of(&failure.usage));
-                            let outcome = if failure.deadline_reached && deadline.is_some() {
-                                json!({ "exhausted": Meter::Time.name() })
-                            } else {
-                                json!({ "failed": failure.cause })
-                            };
-                            return Ok((outcome, Vec::new()));
-                        }
-                        Ok(r) => r,
-                    };
-                    let mut reply = reply;
-                    obs.input_tokens += reply.usage.input_tokens;
-                    obs.output_tokens += reply.usage.output_tokens;
-                    self.spend(effect, spent, usage_of(&reply.usage));
-                    obs.attempts.extend(std::mem::take(&mut reply.attempts));
-                    let j = if reply.tool_calls.is_empty() {
-                        match kora_models::decode_outcome(&reply.content, &shape, entry.structured)
-                        {
-                            Decoded::Ok(v) => json!({ "ok": v }),
-                            Decoded::Uncertain(r) => json!({ "uncertain": r }),
-                            Decoded::Mismatch(path) => {
-                                obs.failure = Some(format!("schema: {path}"));
-                                return Ok((
-                                    json!({ "failed": format!("schema: {path}") }),
-                                    Vec::new(),
-                                ));
-                            }
-                        }
-                    } else {
-                        json!({ "tool_calls": calls_json(&reply.tool_calls), "content": reply.content })
-                    };
-                    recorded.push(Entry {
-                        key,
-                        material: turn_material,
-                        outcome: j.clone(),
-                        usage: Usage {
-                            input_tokens: reply.usage.input_tokens,
-                            output_tokens: reply.usage.output_tokens,
-                        },
-                    });
-                    j
-                }
+            let turn = Effect {
+                kind: Kind::ModelTurn,
+                class: Class::Effect,
+                op: &call.site,
+                call: "analyze",
+                target: &entry.name,
+            };
+            let answer = match self.journaled_turn(&turn, effect, spent, obs, |w, obs, spent| {
+                w.turn_answer(&ctx, key, &turn_material, obs, spent, &mut recorded)
+            })? {
+                Turned::Reply(j) => j,
+                Turned::End(outcome) => return Ok((outcome, Vec::new())),
             };
             let Some(calls) = answer.get("tool_calls").and_then(Json::as_array) else {
                 let keep = if mode == Mode::Record {
@@ -384,7 +328,7 @@ impl Interp<'_> {
             let mut actual = Vec::with_capacity(calls.len());
             let mut results = Vec::with_capacity(calls.len());
             for tc in &calls {
-                let ran = self.run_tool_call(call, &tools, tc, obs)?;
+                let ran = self.journaled_tool(call, &tools, tc, obs)?;
                 actual.push(ToolCall {
                     arguments: ran.args,
                     ..tc.clone()
@@ -427,7 +371,7 @@ impl Recordable for LoopAnswer {
 
 impl Interp<'_> {
     /// Reports one turn's tokens to the pipeline (a budget charges them) and adds them to the call's.
-    fn spend(&mut self, effect: &Effect, spent: &mut Usage, u: Usage) {
+    pub(crate) fn spend(&mut self, effect: &Effect, spent: &mut Usage, u: Usage) {
         spent.input_tokens += u.input_tokens;
         spent.output_tokens += u.output_tokens;
         self.host().pipeline.observe(
@@ -440,14 +384,14 @@ impl Interp<'_> {
     }
 }
 
-fn usage_of(u: &kora_models::Usage) -> Usage {
+pub(crate) fn usage_of(u: &kora_models::Usage) -> Usage {
     Usage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
     }
 }
 
-fn calls_json(calls: &[ToolCall]) -> Json {
+pub(crate) fn calls_json(calls: &[ToolCall]) -> Json {
     Json::Array(
         calls
             .iter()

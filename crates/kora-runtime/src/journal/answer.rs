@@ -9,24 +9,17 @@ use std::path::Path;
 use super::commit::Writer;
 use super::durable::RunError;
 use super::fold::{fold, SlotState};
-use super::lock::RunLock;
+use super::open::{open_journal, Opened};
 use super::record::Record;
-use super::store::{load, LoadError};
 
 /// Answers the question run `id` waits on; returns the question.
 pub fn answer(project_dir: &Path, id: &str, text: &str) -> Result<String, RunError> {
-    let path = super::journal_path(project_dir, id);
-    let Some(dir) = path.parent().filter(|_| path.is_file()) else {
-        return Err(RunError::NotFound(format!(
-            "no run {id} under {} (`kora runs` lists the runs here)",
-            super::runs_root(project_dir).display()
-        )));
-    };
-    let _lock = RunLock::take(dir, id).map_err(RunError::Locked)?;
-    let loaded = load(&path).map_err(|e| match e {
-        LoadError::Io(e) => RunError::Io(format!("cannot read {}: {e}", path.display())),
-        e => RunError::Load(format!("run {id}: {e}")),
-    })?;
+    let Opened {
+        path,
+        lock: _lock,
+        loaded,
+        ..
+    } = open_journal(project_dir, id)?;
     let folded = fold(&loaded.records);
     let pending = loaded.records.iter().rev().find_map(|r| match r {
         Record::Sent { slot, kind, call }

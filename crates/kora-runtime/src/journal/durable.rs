@@ -19,8 +19,8 @@ use sha2::{Digest, Sha256};
 use super::commit::Writer;
 use super::fold::{fold, Folded, SlotState};
 use super::lock::RunLock;
+use super::open::{open_journal, Opened};
 use super::record::{Record, FORMAT};
-use super::store::{load, LoadError};
 use crate::effect::{Class, Effect, ForBranch, Kind, Observation, Observer, State, Verdict};
 
 /// Why a durable run could not start or resume.
@@ -119,19 +119,12 @@ impl Run {
 
     /// Opens an existing run to continue it; `digest` is checked by the caller against the header.
     pub fn resume(project_dir: &Path, id: &str) -> Result<Arc<Run>, RunError> {
-        let path = super::journal_path(project_dir, id);
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        if !path.is_file() {
-            return Err(RunError::NotFound(format!(
-                "no run {id} under {} (`kora runs` lists the runs here)",
-                super::runs_root(project_dir).display()
-            )));
-        }
-        let lock = RunLock::take(&dir, id).map_err(RunError::Locked)?;
-        let loaded = load(&path).map_err(|e| match e {
-            LoadError::Io(e) => RunError::Io(format!("cannot read {}: {e}", path.display())),
-            e => RunError::Load(format!("run {id}: {e}")),
-        })?;
+        let Opened {
+            path,
+            dir,
+            lock,
+            loaded,
+        } = open_journal(project_dir, id)?;
         match loaded.records.first() {
             Some(Record::Header { format, .. }) if *format == FORMAT => {}
             Some(Record::Header { format, .. }) => {
@@ -268,6 +261,19 @@ impl ForBranch for Branches {
     fn for_branch(&self, prefix: &str) -> Box<dyn Observer> {
         Box::new(self.0.observer_in(prefix))
     }
+
+    fn stopped_at(&self, loop_prefix: &str) -> Option<usize> {
+        // A stopping branch journals `p3.7|stop/0` (see `parallel_record.rs`).
+        self.0
+            .past
+            .slots
+            .keys()
+            .filter_map(|k| {
+                let (i, rest) = k.strip_prefix(loop_prefix)?.split_once('|')?;
+                (rest == crate::parallel_record::STOP_SLOT).then(|| i.parse().ok())?
+            })
+            .min()
+    }
 }
 
 /// The journal's observer on one interpreter's pipeline.
@@ -305,9 +311,11 @@ fn cheap(e: &Effect) -> bool {
         )
 }
 
-/// Marked before it is sent, so a crash in between is known to be ambiguous.
+/// Marked before it is sent, so a crash in between is known to be ambiguous. A tool of the
+/// program's own is not: it is Kora code whose writes are marked themselves, so one cut off
+/// mid-way runs again (an MCP tool, acting outside, will be world-changing).
 fn two_phase(e: &Effect) -> bool {
-    e.class == Class::WorldChanging || e.kind == Kind::Tool
+    e.class == Class::WorldChanging
 }
 
 impl Observer for Durable {
@@ -420,5 +428,32 @@ impl Observer for Durable {
             },
             !cheap(e),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_of_an_older_format_is_refused_with_the_reason() {
+        let dir = std::env::temp_dir().join(format!("kora-durable-format-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let run = Run::start(&dir, "old", "p.ko", "d", &[]).expect("started");
+        drop(run);
+        let path = super::super::journal_path(&dir, "old");
+        let text = std::fs::read_to_string(&path).expect("journal");
+        let older = text.replacen(&format!("\"format\":{FORMAT}"), "\"format\":1", 1);
+        assert_ne!(older, text, "the header names its format");
+        std::fs::write(&path, older).expect("rewrite");
+        match Run::resume(&dir, "old") {
+            Err(RunError::Refused(why)) => {
+                assert!(why.contains("journal format 1"), "{why}");
+                assert!(why.contains("the kora that started it"), "{why}");
+            }
+            Err(e) => panic!("refused for another reason: {e}"),
+            Ok(_) => panic!("an older journal was resumed"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -11,6 +11,7 @@ pub mod commit;
 pub mod durable;
 pub mod fold;
 pub mod lock;
+mod open;
 pub mod output;
 pub mod record;
 pub mod store;

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 /// The journal format this build writes and reads. Older files are refused, never guessed at.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// A line of the journal. `t` names the variant so a person can read the file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -22,6 +22,7 @@ use crate::interp::Interp;
 use crate::json_value::{from_json, shape_of, to_json};
 use crate::model_effect::{CassetteSlot, ModelAnswer};
 use crate::model_span::{Answered, ModelObs};
+use crate::stdlib::image::images_in;
 use crate::value::{OutcomeTag, Value};
 
 /// What a run needs to make model calls: its configuration and its cassette.
@@ -106,6 +107,10 @@ impl Interp<'_> {
             None => None,
         };
         let data_json = to_json(&self.prog, &data).map_err(|m| RtError::new(codes::TYPE, m))?;
+        // Each image left an `<image>` marker in the JSON; its pixels ride beside it, in marker order.
+        let (mut pixels, mut fingerprints) = (Vec::new(), Vec::new());
+        images_in(&self.prog, &data, &mut pixels, &mut fingerprints);
+        let images: Vec<kora_models::ImageData> = pixels.iter().map(|i| (**i).clone()).collect();
         let data_text = if matches!(data_json, Json::Null) {
             String::new()
         } else {
@@ -136,12 +141,12 @@ impl Interp<'_> {
             model: entry.name.clone(),
             prompt: prompt.clone(),
             data: data_text.clone(),
-            images: Vec::new(),
+            images: fingerprints,
             tools: Json::Null,
             history: Json::Null,
         };
         if call.tools.is_some() {
-            return self.tool_loop(call, entry, material, obs);
+            return self.tool_loop(call, entry, material, images, obs);
         }
         if let Some(failed) = self.fence_refuses(&entry, &material, &call.expect, obs) {
             return Ok(failed);
@@ -152,6 +157,7 @@ impl Interp<'_> {
             model: entry.name.clone(),
             prompt,
             data: data_text,
+            images,
             schema: shape.clone(),
             stream: call.stream,
             ..Request::default()

@@ -370,9 +370,11 @@ pub struct AnalyzeCall {
     pub on_tool_call: Option<ToolHandler>,
     /// `on tool_result(name, args, result):`, run after each tool call.
     pub on_tool_result: Option<ToolHandler>,
+    /// `on token(piece):`, run for each streamed piece instead of printing it.
+    pub on_token: Option<ToolHandler>,
 }
 
-/// An `on tool_call` / `on tool_result` block. It runs in the frame of the statement it
+/// An `on tool_call` / `on tool_result` / `on token` block. It runs in the frame of the statement it
 /// hangs off: its parameters are that frame's slots, and a `return` in it answers the
 /// loop (the text that replaces the tool, or the replacement result) instead of the function.
 #[derive(Debug)]

@@ -114,6 +114,9 @@ impl Lowerer<'_> {
                     });
                     return Some(H::Return(v));
                 }
+                if self.token_handler == Some(self.fns.len()) {
+                    self.refuse_token_return(s.span);
+                }
                 let in_handler = self
                     .handler_ret
                     .clone()

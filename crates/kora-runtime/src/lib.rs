@@ -41,6 +41,7 @@ pub mod report;
 pub mod stdlib;
 mod tool_call;
 mod tool_loop;
+mod token_stream;
 mod tool_span;
 pub mod trace;
 pub mod value;

@@ -107,6 +107,8 @@ pub struct Function {
     pub body: Vec<Stmt>,
     pub doc: Option<String>,
     pub isolated: bool,
+    /// `agent f() -> T: model("name")`: the `[models]` entry its model calls use.
+    pub model: Option<String>,
     pub span: Span,
 }
 
@@ -173,6 +175,11 @@ pub enum StmtKind {
     Context {
         max_input: Expr,
         reserve_output: Option<Expr>,
+        body: Vec<Stmt>,
+    },
+    /// `with model("name"):`: model calls made while the body runs use this entry.
+    ModelBlock {
+        name: Expr,
         body: Vec<Stmt>,
     },
     /// `parallel for`: every item's body runs in a fresh interpreter on a worker thread.

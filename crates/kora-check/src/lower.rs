@@ -240,6 +240,7 @@ impl<'a> Lowerer<'a> {
             body,
             doc: None,
             isolated: false,
+            model: None,
             span: Span::default(),
         })
     }

@@ -180,6 +180,7 @@ impl Lowerer<'_> {
             }
             AS::Budget { args, body } => return self.budget_block(args, body, s.span),
             AS::Context { args, body } => return self.context_block(args, body, s.span),
+            AS::ModelBlock { args, body } => return self.model_block(args, body, s.span),
             AS::Mock {
                 target,
                 value,

@@ -31,6 +31,8 @@ pub struct Models {
     pub config: crate::config::Config,
     pub cassette: Option<cassette::Cassette>,
     pub mode: Mode,
+    /// `kora run --model NAME`: the run's own choice, over `kora.toml`'s default.
+    pub main_model: Option<String>,
 }
 
 /// The models of a run, shared by the interpreter and every `parallel for` worker.
@@ -105,8 +107,12 @@ impl Interp<'_> {
                     ))
                 }
             },
+            // No call-site choice: the innermost block or agent, then `kora run --model`.
             None => None,
         };
+        let model_name = model_name
+            .or_else(|| self.model_scope.last().cloned())
+            .or_else(|| self.models.as_ref().and_then(|m| lock(m).main_model.clone()));
         let data_json = to_json(&self.prog, &data).map_err(|m| RtError::new(codes::TYPE, m))?;
         // Each image left an `<image>` marker in the JSON; its pixels ride beside it, in marker order.
         let (mut pixels, mut fingerprints) = (Vec::new(), Vec::new());

@@ -207,6 +207,9 @@ pub fn stmt(s: &Stmt) -> String {
         StmtKind::Context { args: a, body } => {
             format!("(context ({}) {})", list(a, arg), block(body))
         }
+        StmtKind::ModelBlock { args: a, body } => {
+            format!("(model ({}) {})", list(a, arg), block(body))
+        }
         StmtKind::Mock {
             target,
             value,

@@ -155,8 +155,12 @@ pub fn stmt(s: &Stmt) -> String {
                 FuncKind::Agent => "agent",
             };
             format!(
-                "({kind}{} {} ({}) {} {})",
+                "({kind}{}{} {} ({}) {} {})",
                 if f.isolated { "-isolated" } else { "" },
+                f.model
+                    .as_ref()
+                    .map(|m| format!("-model:{}", expr(m)))
+                    .unwrap_or_default(),
                 f.name.name,
                 list(&f.params, param),
                 f.ret.as_ref().map(ty).unwrap_or_else(|| "_".into()),

@@ -159,13 +159,12 @@ impl Interp<'_> {
             return Ok(failed);
         }
         let typed = call.expect != Ty::Str;
-        let shape = typed.then(|| shape_of(&self.prog, &call.expect));
         let req = Request {
             model: entry.name.clone(),
             prompt,
             data: data_text,
             images,
-            schema: shape.clone(),
+            schema: typed.then(|| shape_of(&self.prog, &call.expect)),
             stream: call.stream,
             ..Request::default()
         };
@@ -180,7 +179,7 @@ impl Interp<'_> {
         // Prepared: the run's observers first (a budget admits or refuses the call), then the
         // cassette, which may answer it from a recording; see model_effect.rs.
         let deadline = self.budget_chain().deadline();
-        let (ran, slot) = match &call.on_token {
+        let (ran, found) = match &call.on_token {
             // The handler is program code, so the call runs on the three-call pipeline.
             Some(h) => self.token_stream(call, h, &entry, &settings, &req, deadline, slot, obs)?,
             None => {
@@ -188,7 +187,7 @@ impl Interp<'_> {
                 (ran, slot.take_result())
             }
         };
-        let (replayed, to_record, missed) = (slot.replayed, slot.to_record, slot.missed);
+        let (replayed, to_record, missed) = (found.replayed, found.to_record, found.missed);
         let answer = match ran {
             Ok(Ok(answer)) => answer,
             Ok(Err(why)) => {
@@ -276,7 +275,6 @@ impl Interp<'_> {
             call: "analyze",
             target: &entry.name,
         };
-        let shape = req.schema.clone();
         let ran = host.pipeline.run_with(&effect, Some(slot), |sending| {
             // Sent: the transport owns retries and is given the budget's deadline, so a quiet
             // provider is cut off when the scope's time is up.
@@ -295,7 +293,7 @@ impl Interp<'_> {
             } else {
                 kora_models::call(entry, settings, req, deadline, None)
             };
-            let answer = answer_of(result, shape.as_ref(), entry, deadline, obs);
+            let answer = answer_of(result, req.schema.as_ref(), entry, deadline, obs);
             sending.observe(Observation::Usage {
                 input: answer.usage.input_tokens,
                 output: answer.usage.output_tokens,

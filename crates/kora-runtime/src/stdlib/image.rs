@@ -125,7 +125,7 @@ fn other_format(b: &[u8]) -> Option<&'static str> {
         Some("an ICO icon")
     } else if b.starts_with(b"PK\x03\x04") {
         Some("a ZIP archive")
-    } else if text.trim_start().starts_with("<svg") || text.contains("<svg") {
+    } else if text.contains("<svg") {
         Some("an SVG drawing (vector, not raster)")
     } else {
         None

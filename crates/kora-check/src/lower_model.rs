@@ -38,7 +38,10 @@ impl Lowerer<'_> {
         }
         let body = self.block(body);
         let Some(name) = name else {
-            self.bad_model_choice(span, "`with model(...)` needs the name of a `[models]` entry");
+            self.bad_model_choice(
+                span,
+                "`with model(...)` needs the name of a `[models]` entry",
+            );
             return None;
         };
         Some(hir::StmtKind::ModelBlock { name, body })

@@ -31,9 +31,7 @@ impl Lowerer<'_> {
                     h.event.span,
                 )
                 .with_label("this statement makes no model call")
-                .with_help(
-                    "attach the handler to the statement that calls `analyze(...)`",
-                ),
+                .with_help("attach the handler to the statement that calls `analyze(...)`"),
             );
         }
     }
@@ -123,10 +121,7 @@ impl Lowerer<'_> {
         let (mut call, mut result, mut token) = (None, None, None);
         // One `on ...` per call: tokens and tool calls are two different calls' concerns.
         let watches_tokens = hs.iter().any(|h| h.event.name == "token");
-        if let (true, Some(other)) = (
-            watches_tokens,
-            hs.iter().find(|h| h.event.name != "token"),
-        ) {
+        if let (true, Some(other)) = (watches_tokens, hs.iter().find(|h| h.event.name != "token")) {
             self.err(
                 Diagnostic::error(
                     codes::BAD_HANDLER,
@@ -142,15 +137,25 @@ impl Lowerer<'_> {
             if h.event.name == "token" {
                 if token.is_some() {
                     self.err(
-                        Diagnostic::error(codes::BAD_HANDLER, "a second `on token` on one call", h.event.span)
-                            .with_label("already handled above")
-                            .with_help("merge the two bodies into one handler"),
+                        Diagnostic::error(
+                            codes::BAD_HANDLER,
+                            "a second `on token` on one call",
+                            h.event.span,
+                        )
+                        .with_label("already handled above")
+                        .with_help("merge the two bodies into one handler"),
                     );
                 } else if has_tools {
                     self.err(
-                        Diagnostic::error(codes::TOOLS_SHAPE, "a call given `tools=` does not stream", h.event.span)
-                            .with_label("`on token` on a tool loop")
-                            .with_help("drop `on token`: a tool loop answers once, with a typed result"),
+                        Diagnostic::error(
+                            codes::TOOLS_SHAPE,
+                            "a call given `tools=` does not stream",
+                            h.event.span,
+                        )
+                        .with_label("`on token` on a tool loop")
+                        .with_help(
+                            "drop `on token`: a tool loop answers once, with a typed result",
+                        ),
                     );
                 } else if h.params.len() != 1 {
                     self.err(
@@ -236,7 +241,10 @@ impl Lowerer<'_> {
 
     /// `on token(piece):` runs per streamed piece; it watches the call and cannot end it.
     fn token_handler(&mut self, h: &ast::Handler) -> hir::ToolHandler {
-        let params = vec![self.store_name(&h.params[0].name, h.params[0].span, Some(Ty::Str)).0];
+        let params = vec![
+            self.store_name(&h.params[0].name, h.params[0].span, Some(Ty::Str))
+                .0,
+        ];
         let saved = self.token_handler.replace(self.fns.len());
         let saved_ret = self.handler_ret.take();
         let loops = std::mem::take(&mut self.f().loops);

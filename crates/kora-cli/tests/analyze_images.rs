@@ -98,7 +98,9 @@ fn user_text_of_openai(body: &serde_json::Value) -> (String, Vec<String>) {
 #[test]
 fn openai_gets_markers_in_the_json_and_content_parts_beside_it() {
     let fake = FakeProvider::start();
-    fake.push(Behaviour::Answer(r#"{"ok": 12.5, "uncertain": null}"#.into()));
+    fake.push(Behaviour::Answer(
+        r#"{"ok": 12.5, "uncertain": null}"#.into(),
+    ));
     let d = setup("openai", &fake, "openai", TWO_IMAGES);
     let r = kora(&d, &["run"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -165,7 +167,9 @@ fn a_file_that_is_not_an_image_is_err_naming_its_format() {
 #[test]
 fn the_cassette_key_holds_the_fingerprint_not_the_file_name() {
     let fake = FakeProvider::start();
-    fake.push(Behaviour::Answer(r#"{"ok": 7.0, "uncertain": null}"#.into()));
+    fake.push(Behaviour::Answer(
+        r#"{"ok": 7.0, "uncertain": null}"#.into(),
+    ));
     let program = "use fs\n\ndef main() -> None:\n    img: fs.Image = fs.image(\"receipt.png\") else:\n        return\n    t: float = analyze([img], \"Total?\") else:\n        return\n    print(t)\n\nmain()\n";
     let d = setup("cassette", &fake, "openai", program);
     let r = kora(&d, &["run", "--record"]);
@@ -195,7 +199,9 @@ fn the_cassette_key_holds_the_fingerprint_not_the_file_name() {
 
 #[test]
 fn images_cross_a_parallel_for_boundary() {
-    let fake = FakeProvider::with_default(Behaviour::Answer(r#"{"ok": 1.0, "uncertain": null}"#.into()));
+    let fake = FakeProvider::with_default(Behaviour::Answer(
+        r#"{"ok": 1.0, "uncertain": null}"#.into(),
+    ));
     let program = "use fs\n\ndef main() -> None:\n    a: fs.Image = fs.image(\"receipt.png\") else:\n        return\n    b: fs.Image = fs.image(\"stamp.gif\") else:\n        return\n    sizes = parallel for img in [a, b]:\n        return img.size\n    print(sizes)\n\nmain()\n";
     let d = setup("parallel", &fake, "openai", program);
     let r = kora(&d, &["run"]);

@@ -100,7 +100,11 @@ fn a_stream_that_handed_over_a_piece_is_not_retried() {
         r.stdout
     );
     assert!(r.stdout.ends_with("['PARTIAL ']\n"), "{}", r.stdout);
-    assert_eq!(fake.count(), 1, "no second request after a piece was handed over");
+    assert_eq!(
+        fake.count(),
+        1,
+        "no second request after a piece was handed over"
+    );
 }
 
 #[test]
@@ -157,7 +161,11 @@ fn the_checker_refuses_return_and_tools_in_a_token_handler() {
     let r = kora(&d, &["run"]);
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(r.stderr.contains("E0822"), "{}", r.stderr);
-    assert!(r.stderr.contains("`return` inside `on token`"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("`return` inside `on token`"),
+        "{}",
+        r.stderr
+    );
 
     let program = "type T:\n    x: int\n\ntool t() -> int:\n    \"\"\"A tool.\"\"\"\n    return 1\n\nr: Result[T] = analyze(\"\", \"p\", tools=[t])\n    on token(piece):\n        print(piece)\n";
     std::fs::write(d.join("main.ko"), program).expect("program");

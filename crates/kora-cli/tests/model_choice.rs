@@ -122,12 +122,17 @@ fn unknown_names_and_misplaced_choices_are_reported() {
     assert!(r.stderr.contains("--model vison"), "{}", r.stderr);
     assert!(r.stderr.contains("no model entry `vison`"), "{}", r.stderr);
 
-    let program = "def f() -> None: model(\"block\")\n    pass\n\nagent g() -> None: model(1)\n    pass\n";
+    let program =
+        "def f() -> None: model(\"block\")\n    pass\n\nagent g() -> None: model(1)\n    pass\n";
     std::fs::write(d.join("main.ko"), program).expect("program");
     let r = kora(&d, &["run"]);
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(r.stderr.contains("E0830"), "{}", r.stderr);
-    assert!(r.stderr.contains("only an `agent` chooses its model"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("only an `agent` chooses its model"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("string literal"), "{}", r.stderr);
 
     let program = "with model(\"nope\"):\n    a: Result[str] = analyze(\"x\", \"p\")\n";

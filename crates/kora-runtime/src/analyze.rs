@@ -112,7 +112,11 @@ impl Interp<'_> {
         };
         let model_name = model_name
             .or_else(|| self.model_scope.last().cloned())
-            .or_else(|| self.models.as_ref().and_then(|m| lock(m).main_model.clone()));
+            .or_else(|| {
+                self.models
+                    .as_ref()
+                    .and_then(|m| lock(m).main_model.clone())
+            });
         let data_json = to_json(&self.prog, &data).map_err(|m| RtError::new(codes::TYPE, m))?;
         // Each image left an `<image>` marker in the JSON; its pixels ride beside it, in marker order.
         let (mut pixels, mut fingerprints) = (Vec::new(), Vec::new());
@@ -183,7 +187,8 @@ impl Interp<'_> {
             // The handler is program code, so the call runs on the three-call pipeline.
             Some(h) => self.token_stream(call, h, &entry, &settings, &req, deadline, slot, obs)?,
             None => {
-                let ran = self.plain_call(call, &entry, &settings, &req, deadline, &mut slot, obs)?;
+                let ran =
+                    self.plain_call(call, &entry, &settings, &req, deadline, &mut slot, obs)?;
                 (ran, slot.take_result())
             }
         };

@@ -34,9 +34,9 @@ impl Image {
     pub fn from_bytes(path: &str, bytes: Vec<u8>) -> Result<Image, String> {
         let Some(format) = raster_format(&bytes) else {
             return Err(match other_format(&bytes) {
-                Some(what) => format!(
-                    "`{path}` is {what}, not an image Kora reads (PNG, JPEG, GIF or WebP)"
-                ),
+                Some(what) => {
+                    format!("`{path}` is {what}, not an image Kora reads (PNG, JPEG, GIF or WebP)")
+                }
                 None if bytes.is_empty() => format!("`{path}` is empty, not an image"),
                 None => {
                     let head: Vec<String> =
@@ -209,7 +209,10 @@ mod tests {
     fn formats_are_sniffed_from_bytes() {
         let ok = |b: &[u8]| Image::from_bytes("x", b.to_vec()).map(|i| i.format().to_string());
         assert_eq!(ok(PNG).as_deref(), Ok("png"));
-        assert_eq!(ok(&[0xff, 0xd8, 0xff, 0xe0, 0, 0x10]).as_deref(), Ok("jpeg"));
+        assert_eq!(
+            ok(&[0xff, 0xd8, 0xff, 0xe0, 0, 0x10]).as_deref(),
+            Ok("jpeg")
+        );
         assert_eq!(ok(b"GIF89a\x01\0\x01\0").as_deref(), Ok("gif"));
         assert_eq!(ok(b"RIFF\x24\0\0\0WEBPVP8 ").as_deref(), Ok("webp"));
         let err = ok(b"%PDF-1.7\n").expect_err("a pdf");

@@ -310,22 +310,24 @@ pub(crate) fn func_def<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
             .labelled(Lbl::new("the function's name", "write `def name(params) -> T:`").ranked(2)),
     )
     .then(rest)
-    .map_with(|((kind, name), (((params, ret), (isolated, model)), body)), e| {
-        let span = e.span();
-        one(
-            StmtKind::Def(FuncDef {
-                kind,
-                name,
-                params,
-                ret,
-                doc: docstring(&body),
-                body,
-                isolated,
-                model,
+    .map_with(
+        |((kind, name), (((params, ret), (isolated, model)), body)), e| {
+            let span = e.span();
+            one(
+                StmtKind::Def(FuncDef {
+                    kind,
+                    name,
+                    params,
+                    ret,
+                    doc: docstring(&body),
+                    body,
+                    isolated,
+                    model,
+                    span,
+                }),
                 span,
-            }),
-            span,
-        )
-    })
+            )
+        },
+    )
     .boxed()
 }

@@ -149,9 +149,7 @@ fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         }
         StmtKind::Budget { args, .. }
         | StmtKind::Context { args, .. }
-        | StmtKind::ModelBlock { args, .. } => {
-            out.extend(arg_exprs(args))
-        }
+        | StmtKind::ModelBlock { args, .. } => out.extend(arg_exprs(args)),
         StmtKind::Mock { value, .. } | StmtKind::Declassify { value, .. } => out.push(value),
         _ => {}
     }

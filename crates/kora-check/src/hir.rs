@@ -188,6 +188,13 @@ pub enum StmtKind {
     BreakValue(Expr),
     /// `budget(max_tokens=N, ...):`: the body's model calls spend from a nested budget.
     Budget(Box<BudgetBlock>),
+    /// `declassify value for sink:`: while the body runs, the classified parts of `value`
+    /// may reach `sink` (a `[models]` entry or a `[sinks]` name) and nothing else.
+    Declassify {
+        value: Expr,
+        sink: String,
+        body: Vec<Stmt>,
+    },
 }
 
 /// One `parallel for` loop, as the runtime needs it.
@@ -338,6 +345,9 @@ pub enum ExprKind {
     AskHuman(Box<AskHumanCall>),
     /// `remaining(meter)` called by name: what the budgets in force leave of a meter.
     Remaining(Box<Expr>, String),
+    /// `classified(value)`: the value, labelled confidential. The string says where
+    /// (`classified(...) at main.ko:3:7`), for the messages of the sinks that refuse it.
+    Classified(Box<Expr>, String),
 }
 
 #[derive(Debug)]
@@ -473,6 +483,7 @@ pub const BUILTINS: &[&str] = &[
     "input",
     "type",
     "remaining",
+    "redact",
 ];
 
 pub fn builtin_id(name: &str) -> Option<BuiltinId> {

@@ -4,9 +4,12 @@
 //! anything. The runtime walks the `hir::Program` it produces; the language
 //! server uses the same diagnostics.
 
+mod ast_walk;
+pub mod audit;
 pub mod codes;
 pub mod facts;
 pub mod hir;
+mod label_flow;
 pub mod loader;
 mod lower;
 mod lower_budget;
@@ -42,6 +45,7 @@ use lower::{Ctx, ModInfo, Sig};
 use types::Ty;
 
 /// One file's diagnostics, with what is needed to render them.
+#[derive(Debug)]
 pub struct FileReport {
     pub display: String,
     pub path: std::path::PathBuf,
@@ -184,6 +188,7 @@ pub fn check_program_with(
             .any(|d| d.is_error() && d.code.starts_with("E00"));
         if !has_syntax_errors {
             diags[i].extend(l.diags);
+            diags[i].extend(label_flow::check(&f.ast, &f.source));
         }
         modules[i] = Some(hir::Module {
             id: m,

@@ -190,9 +190,9 @@ impl Lowerer<'_> {
             AE::Analyze { args, stream } => return self.analyze(args, *stream, span),
             AE::AskHuman(args) => return self.ask_human(args, span),
             AE::Classified(x) => {
-                self.expr(x);
-                self.not_yet_expr("`classified`", span);
-                (H::None, Ty::Any)
+                let (v, ty) = self.expr(x);
+                let origin = format!("`classified(...)` at {}", self.place(span));
+                (H::Classified(Box::new(v), origin), ty)
             }
             AE::Starred(x) => {
                 self.expr(x);

@@ -204,6 +204,15 @@ impl Lowerer<'_> {
         std_api::parse_sig_type(text, t, &|n| record_ty(ctx, n))
     }
 
+    /// `file:line:col` of a span's start, for messages the runtime shows about this place.
+    pub(crate) fn place(&self, span: Span) -> String {
+        let start = (span.start as usize).min(self.source.len());
+        let before = self.source.get(..start).unwrap_or("");
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!("{}:{line}:{col}", self.site_file)
+    }
+
     pub(crate) fn site_of(&self, span: Span) -> String {
         match self.ops.get(span) {
             Some(op) => format!("{}:{}#{}", self.site_file, op.func, op.index),

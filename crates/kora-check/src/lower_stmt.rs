@@ -186,10 +186,11 @@ impl Lowerer<'_> {
                 value,
                 body,
             } => return self.mock(target, value, body, s.span),
-            AS::Declassify { .. } => {
-                self.not_yet("`declassify`", s.span);
-                return None;
-            }
+            AS::Declassify { value, sink, body } => H::Declassify {
+                value: self.expr(value).0,
+                sink: sink.name.clone(),
+                body: self.block(body),
+            },
             AS::Test { name, body } => {
                 self.test_block(name, body, s.span);
                 return None;

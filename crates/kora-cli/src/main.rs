@@ -1,8 +1,10 @@
 //! The `kora` binary: parses the command line and hands each command to its module; exit codes live here.
 //!
-//! Exit codes: 0 success, 1 the program (or a test) failed at run time,
+//! Exit codes: 0 success, 1 the program (or a test) failed at run time (for `kora audit`: a
+//! file could not be read or parsed),
 //! 2 usage or compile error, 3 a durable run suspended on `ask_human`.
 
+mod audit_cmd;
 mod check;
 mod diagnostics;
 mod durable_cmd;
@@ -91,6 +93,14 @@ enum Command {
         /// The `.ko` files to check
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// List every `declassify ... for SINK:` site of a program and the files it uses
+    Audit {
+        /// A `.ko` file or a folder of them (default: the current folder)
+        path: Option<PathBuf>,
+        /// Print a JSON array of {file, line, col, sink, expr} instead of lines
+        #[arg(long)]
+        json: bool,
     },
     /// Show a run's notes (`notes.write`); with no run id, list the runs that have notes
     Notes {
@@ -188,6 +198,7 @@ fn main() -> ExitCode {
         }),
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),
         Command::Check { files } => check::check(&files),
+        Command::Audit { path, json } => audit_cmd::audit(path, json),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
         Command::Runs { dir } => durable_cmd::runs(dir),
         Command::Answer { run_id, text, dir } => durable_cmd::answer(&run_id, &text, dir),

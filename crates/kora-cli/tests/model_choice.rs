@@ -127,7 +127,7 @@ fn unknown_names_and_misplaced_choices_are_reported() {
     std::fs::write(d.join("main.ko"), program).expect("program");
     let r = kora(&d, &["run"]);
     assert_eq!(r.code, 2, "{}", r.stdout);
-    assert!(r.stderr.contains("E0830"), "{}", r.stderr);
+    assert!(r.stderr.contains("E0840"), "{}", r.stderr);
     assert!(
         r.stderr.contains("only an `agent` chooses its model"),
         "{}",

@@ -56,17 +56,33 @@ impl Models {
     }
 }
 
+/// What a model said is unverified: the strings of an `Ok` payload are labelled so. Numbers
+/// and booleans were narrowed by the typed parse the answer went through.
+fn model_output(v: Value, site: &str) -> Value {
+    match &v {
+        Value::Outcome(o) if o.tag == crate::value::OutcomeTag::Ok => {
+            let tag = crate::label::Tag::unverified(crate::label::origin(&format!(
+                "the answer of the `analyze` call at {site}"
+            )));
+            let payload = crate::label::on_strings(o.payload.clone(), tag);
+            Value::outcome(o.tag, crate::redact::restore(payload))
+        }
+        _ => v,
+    }
+}
+
 impl Interp<'_> {
     pub(crate) fn analyze(&mut self, call: &AnalyzeCall) -> RtResult<Value> {
         if self.tracing.is_none() {
-            return self.analyze_call(call, &mut ModelObs::default());
+            let r = self.analyze_call(call, &mut ModelObs::default());
+            return r.map(|v| model_output(v, &call.site));
         }
         // trace: one span per call (mock, cassette and every attempt included), see model_span.rs.
         let start = std::time::SystemTime::now();
         let mut obs = ModelObs::default();
         let r = self.analyze_call(call, &mut obs);
         self.trace_model_call(call, start, &obs, &r);
-        r
+        r.map(|v| model_output(v, &call.site))
     }
 
     fn analyze_call(&mut self, call: &AnalyzeCall, obs: &mut ModelObs) -> RtResult<Value> {
@@ -82,7 +98,8 @@ impl Interp<'_> {
             ));
         }
         let data = self.eval(&call.data)?;
-        let prompt = match self.eval(&call.prompt)? {
+        let prompt_value = self.eval(&call.prompt)?;
+        let prompt = match crate::label::plain(&prompt_value) {
             Value::Str(s) => s.as_str().to_string(),
             other => {
                 return Err(RtError::new(
@@ -95,7 +112,7 @@ impl Interp<'_> {
             }
         };
         let model_name = match &call.model {
-            Some(e) => match self.eval(e)? {
+            Some(e) => match crate::label::plain(&self.eval(e)?) {
                 Value::Str(s) => Some(s.as_str().to_string()),
                 other => {
                     return Err(RtError::new(
@@ -117,16 +134,6 @@ impl Interp<'_> {
                     .as_ref()
                     .and_then(|m| lock(m).main_model.clone())
             });
-        let data_json = to_json(&self.prog, &data).map_err(|m| RtError::new(codes::TYPE, m))?;
-        // Each image left an `<image>` marker in the JSON; its pixels ride beside it, in marker order.
-        let (mut pixels, mut fingerprints) = (Vec::new(), Vec::new());
-        images_in(&self.prog, &data, &mut pixels, &mut fingerprints);
-        let images: Vec<kora_models::ImageData> = pixels.iter().map(|i| (**i).clone()).collect();
-        let data_text = if matches!(data_json, Json::Null) {
-            String::new()
-        } else {
-            serde_json::to_string(&data_json).unwrap_or_default()
-        };
         let Some(shared) = self.models.clone() else {
             return Err(RtError::new(
                 codes::CONFIG,
@@ -137,6 +144,23 @@ impl Interp<'_> {
             .config
             .resolve(model_name.as_deref())
             .map_err(|m| RtError::new(codes::CONFIG, m))?;
+        // Labels: checked before anything (a mock, the cassette, the network) sees the data.
+        self.check_model_sink(
+            &[("data", &data), ("prompt", &prompt_value)],
+            model_name.as_deref(),
+            &entry,
+            &call.site,
+        )?;
+        let data_json = to_json(&self.prog, &data).map_err(|m| RtError::new(codes::TYPE, m))?;
+        // Each image left an `<image>` marker in the JSON; its pixels ride beside it, in marker order.
+        let (mut pixels, mut fingerprints) = (Vec::new(), Vec::new());
+        images_in(&self.prog, &data, &mut pixels, &mut fingerprints);
+        let images: Vec<kora_models::ImageData> = pixels.iter().map(|i| (**i).clone()).collect();
+        let data_text = if matches!(data_json, Json::Null) {
+            String::new()
+        } else {
+            serde_json::to_string(&data_json).unwrap_or_default()
+        };
         // trace: which model, whoever answers.
         obs.model = Some(entry.name.clone());
         obs.provider = Some(ModelObs::provider_of(entry.api));
@@ -157,7 +181,12 @@ impl Interp<'_> {
             history: Json::Null,
         };
         if call.tools.is_some() {
-            return self.tool_loop(call, entry, material, images, obs);
+            let outer = self
+                .model_sink
+                .replace((model_name, entry.clone(), call.site.clone()));
+            let r = self.tool_loop(call, entry, material, images, obs);
+            self.model_sink = outer;
+            return r;
         }
         if let Some(failed) = self.fence_refuses(&entry, &material, &call.expect, obs) {
             return Ok(failed);

@@ -21,8 +21,19 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> RtResult<Value> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y, a, b, false),
+        (Value::Labeled(_), _) | (_, Value::Labeled(_)) => labeled_binary(op, a, b),
         _ => binary_slow(op, a, b, false),
     }
+}
+
+/// `a op b` with a label on either side: computed on the plain values, labelled with both.
+#[cold]
+fn labeled_binary(op: BinOp, a: &Value, b: &Value) -> RtResult<Value> {
+    let (x, ta) = crate::label::split(a);
+    let (y, tb) = crate::label::split(b);
+    let tag = crate::label::join(ta, tb);
+    let r = binary(op, x, y).map_err(|e| crate::label::withhold(e, tag))?;
+    Ok(crate::label::wrap_opt(r, tag))
 }
 
 fn as_int(v: &Value) -> Option<i64> {
@@ -452,6 +463,9 @@ fn set_op(op: BinOp, x: &Set, y: &Set) -> Set {
 
 /// `-v`, `+v`, `~v`, `not v`.
 pub fn unary(op: UnaryOp, v: &Value) -> RtResult<Value> {
+    if let Value::Labeled(l) = v {
+        return Ok(crate::label::wrap(unary(op, &l.value)?, l.tag()));
+    }
     let sym = match op {
         UnaryOp::Not => return Ok(Value::Bool(!v.truthy())),
         UnaryOp::Neg => "-",

@@ -64,10 +64,24 @@ pub mod id {
     pub const INPUT: u16 = 36;
     pub const TYPE: u16 = 37;
     pub const REMAINING: u16 = 38;
+    pub const REDACT: u16 = 39;
 }
 
 /// Calls built-in `id` with evaluated arguments.
 pub fn call_builtin(
+    ctx: &mut dyn Caller,
+    id: BuiltinId,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+) -> RtResult<Value> {
+    if crate::label::any() {
+        return crate::label_calls::builtin(ctx, id, args, kwargs);
+    }
+    call_plain(ctx, id, args, kwargs)
+}
+
+/// Calls built-in `id` on arguments whose labels `label_calls` has already handled.
+pub(crate) fn call_plain(
     ctx: &mut dyn Caller,
     id: BuiltinId,
     args: Vec<Value>,
@@ -161,6 +175,11 @@ pub fn call_builtin(
                     "`remaining` takes one meter's name: \"tokens\", \"calls\", \"steps\" or \"seconds\"",
                 ),
             }
+        }
+        id::REDACT => {
+            args::no_kwargs("redact", &kwargs)?;
+            args::exactly_one("redact", &args)?;
+            Ok(crate::redact::redact(ctx.program(), &args[0]))
         }
         _ => fail(codes::TYPE, format!("unknown builtin {name}")),
     }

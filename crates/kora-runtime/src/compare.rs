@@ -70,6 +70,8 @@ fn eq(a: &Value, b: &Value, depth: u32) -> bool {
         (Native(x), Native(y)) => Rc::ptr_eq(x, y) || x.compare(y) == Some(Ordering::Equal),
         (Cell(c), _) => eq(&c.borrow(), b, depth),
         (_, Cell(c)) => eq(a, &c.borrow(), depth),
+        (Labeled(l), _) => eq(&l.value, b, depth),
+        (_, Labeled(l)) => eq(a, &l.value, depth),
         _ => false,
     }
 }
@@ -213,6 +215,8 @@ fn partial(a: &Value, b: &Value, op: &str, depth: u32) -> RtResult<Option<Orderi
         (Set(x), Set(y)) => set_cmp(&x.borrow(), &y.borrow()),
         (Native(x), Native(y)) if x.compare(y).is_some() => x.compare(y),
         (Cell(c), _) => return partial(&c.borrow(), b, op, depth),
+        (Labeled(l), _) => return partial(&l.value, b, op, depth),
+        (_, Labeled(l)) => return partial(a, &l.value, op, depth),
         (_, Cell(c)) => return partial(a, &c.borrow(), op, depth),
         _ => {
             return type_error(format!(
@@ -283,12 +287,14 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
         }
         Value::Str(s) => match item {
             Value::Str(sub) => Ok(s.as_str().contains(sub.as_str())),
+            Value::Labeled(l) => contains(container, &l.value),
             _ => type_error(format!(
                 "'in <string>' requires string as left operand, not {}",
                 type_name(item)
             )),
         },
         Value::Range(r) => Ok(match item {
+            Value::Labeled(l) => return contains(container, &l.value),
             Value::Int(i) => range_contains(r, *i),
             Value::Bool(b) => range_contains(r, *b as i64),
             Value::Float(f) => {
@@ -299,6 +305,8 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
             _ => false,
         }),
         Value::Cell(c) => contains(&c.borrow(), item),
+        Value::Labeled(l) => contains(&l.value, item),
+        _ if matches!(item, Value::Labeled(_)) => contains(container, crate::label::plain(item)),
         _ => type_error(format!(
             "argument of type '{}' is not iterable",
             type_name(container)

@@ -20,6 +20,10 @@ pub struct Config {
     pub pricing: Option<crate::pricing::Pricing>,
     /// `[models] max_tool_turns`: model turns a tool loop may spend asking for tools.
     pub max_tool_turns: Option<u32>,
+    /// `[sinks]` and `[output]` (see `sinks.rs`).
+    pub sinks: crate::sinks::SinkPolicy,
+    /// The entry `default = "name"` names, when it names one.
+    pub default_alias: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -128,6 +132,11 @@ impl Config {
                 err(line, m)
             })?;
         }
+        cfg.sinks = crate::sinks::parse(&table).map_err(|(key, m)| {
+            let line =
+                line_of(text, &key, Some("sinks")).or_else(|| line_of(text, &key, Some("output")));
+            err(line, m)
+        })?;
         let Some(models) = table.get("models").and_then(|m| m.as_table()) else {
             return Ok(cfg);
         };
@@ -190,12 +199,14 @@ impl Config {
             let line = line_of(text, "default", Some("models"));
             let entry = match v.as_str() {
                 // `default = "fast"` names another entry.
-                Some(name) if cfg.models.iter().any(|m| m.key == name) => cfg
-                    .models
-                    .iter()
-                    .find(|m| m.key == name)
-                    .map(|m| m.entry.clone())
-                    .expect("checked above"),
+                Some(name) if cfg.models.iter().any(|m| m.key == name) => {
+                    cfg.default_alias = Some(name.to_string());
+                    cfg.models
+                        .iter()
+                        .find(|m| m.key == name)
+                        .map(|m| m.entry.clone())
+                        .expect("checked above")
+                }
                 _ => entry_from(v).map_err(|m| err(line, format!("`[models].default`: {m}")))?,
             };
             cfg.default_model = Some(ModelEntryNamed {

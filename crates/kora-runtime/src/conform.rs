@@ -22,6 +22,10 @@ pub fn conforms(_p: &Program, v: &Value, ty: &Ty) -> bool {
 
 #[inline(never)]
 fn conforms_slow(v: &Value, ty: &Ty) -> bool {
+    // A label is not part of a type: `classified("x")` is a `str`.
+    if let Value::Labeled(l) = v {
+        return conforms_slow(&l.value, ty);
+    }
     match ty {
         Ty::Any => true,
         Ty::Int => matches!(v, Value::Int(_) | Value::Bool(_)),

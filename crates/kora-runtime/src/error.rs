@@ -41,6 +41,12 @@ pub mod codes {
     pub const NO_HUMAN: &str = "E1324";
     /// Not an error: a durable run stopped to wait for `kora answer` (the CLI exits 3).
     pub const SUSPENDED: &str = "E1325";
+    /// A classified value reached a model (or tool) no open `declassify` released it to.
+    pub const CLASSIFIED_TO_SINK: &str = "E1341";
+    /// `declassify ... for NAME` where NAME is no configured sink.
+    pub const UNKNOWN_SINK: &str = "E1342";
+    /// An unverified value chose what a dangerous operation touches.
+    pub const UNVERIFIED_TO_SINK: &str = "E1343";
 }
 
 /// One frame of a Kora stack trace.

@@ -102,20 +102,23 @@ impl Interp<'_> {
                         return Ok(Value::Bool(b));
                     }
                 }
-                Ok(Value::Bool(at(self.compare(*op, &left, &right), e)?))
+                let r = Value::Bool(at(self.compare(*op, &left, &right), e)?);
+                Ok(labels_of_comparison(r, &left, &right))
             }
             E::Compare(first, rest) => {
                 let mut left = self.eval(first)?;
+                let mut seen = crate::label::split(&left).1;
                 for (i, (op, re)) in rest.iter().enumerate() {
                     let right = self.eval(re)?;
+                    seen = crate::label::join(seen, crate::label::split(&right).1);
                     if !at(self.compare(*op, &left, &right), e)? {
-                        return Ok(Value::Bool(false));
+                        return Ok(crate::label::wrap_opt(Value::Bool(false), seen));
                     }
                     if i + 1 < rest.len() {
                         left = right;
                     }
                 }
-                Ok(Value::Bool(true))
+                Ok(crate::label::wrap_opt(Value::Bool(true), seen))
             }
             E::Call(f, args) => self.eval_call(f, args, e),
             E::Global(g) => self.global(self.cur_mod, *g as usize),
@@ -166,8 +169,9 @@ impl Interp<'_> {
             E::Module(m) => Ok(Value::Module(*m)),
             E::FString(parts) => {
                 let mut s = String::new();
-                self.fstring(parts, &mut s)?;
-                Ok(Value::str(s))
+                let mut tags = None;
+                self.fstring(parts, &mut s, &mut tags)?;
+                Ok(crate::label::wrap_opt(Value::str(s), tags))
             }
             E::List(xs) => {
                 let mut v = Vec::with_capacity(xs.len());
@@ -242,10 +246,12 @@ impl Interp<'_> {
             }
             E::Slice(v, lo, hi, step) => {
                 let val = self.eval(v)?;
-                let lo = self.opt_int(lo.as_deref())?;
-                let hi = self.opt_int(hi.as_deref())?;
-                let step = self.opt_int(step.as_deref())?;
-                at(crate::index::slice(&val, lo, hi, step), e)
+                let mut bounds = None;
+                let lo = self.opt_int(lo.as_deref(), &mut bounds)?;
+                let hi = self.opt_int(hi.as_deref(), &mut bounds)?;
+                let step = self.opt_int(step.as_deref(), &mut bounds)?;
+                let r = at(crate::index::slice(&val, lo, hi, step), e)?;
+                Ok(crate::label::wrap_opt(r, bounds))
             }
             E::Lambda(f) => self.make_closure(f),
             E::Local(_)
@@ -263,6 +269,7 @@ impl Interp<'_> {
             E::Analyze(call) => at(self.analyze(call), e),
             E::StdCall(call) => at(self.std_call(call), e),
             E::AskHuman(call) => at(self.ask_human(call), e),
+            E::Classified(value, origin) => self.eval_classified(value, origin),
             E::Remaining(meter, site) => {
                 let m = self.eval(meter)?;
                 let r = match &m {
@@ -287,10 +294,30 @@ impl Interp<'_> {
         }
     }
 
-    fn opt_int(&mut self, e: Option<&hir::Expr>) -> RtResult<Option<i64>> {
+    /// A slice bound; its label, if any, is joined into `tags` for the slice's result.
+    fn opt_int(
+        &mut self,
+        e: Option<&hir::Expr>,
+        tags: &mut Option<crate::label::Tag>,
+    ) -> RtResult<Option<i64>> {
         match e {
             None => Ok(None),
             Some(x) => match self.eval(x)? {
+                Value::Labeled(l) => {
+                    *tags = crate::label::join(*tags, Some(l.tag()));
+                    match &l.value {
+                        Value::Int(i) => Ok(Some(*i)),
+                        Value::Bool(b) => Ok(Some(*b as i64)),
+                        Value::None => Ok(None),
+                        other => Err(RtError::new(
+                            codes::TYPE,
+                            format!(
+                                "slice indices must be integers or None, not {}",
+                                other.type_name()
+                            ),
+                        )),
+                    }
+                }
                 Value::Int(i) => Ok(Some(i)),
                 Value::Bool(b) => Ok(Some(b as i64)),
                 Value::None => Ok(None),
@@ -413,6 +440,61 @@ impl Interp<'_> {
             let f = self.module_attr(*m, name)?;
             return self.call_value_kw(&f, args, kw);
         }
+        if crate::label::any() {
+            return self.call_method_labeled(recv, name, args, kw);
+        }
+        if let Value::Native(_) = recv {
+            return self.native_method(recv, name, args, kw, true);
+        }
+        crate::methods::call_method(self, recv, name, args, kw)
+    }
+
+    /// A method call once labels exist: see `label_calls.rs` for the modes.
+    #[cold]
+    fn call_method_labeled(
+        &mut self,
+        recv: &Value,
+        name: Sym,
+        args: Vec<Value>,
+        kw: Vec<(Sym, Value)>,
+    ) -> RtResult<Value> {
+        use crate::label_calls::Mode;
+        let mode = crate::label_calls::method_mode(recv);
+        let (plain, own) = crate::label::split(recv);
+        let plain = plain.clone();
+        let r = match mode {
+            Mode::Through => {
+                let from_args = crate::label_calls::argument_labels(&args, &kw);
+                let r = self.call_method_plain(&plain, name, args, kw)?;
+                crate::label::wrap_opt(r, from_args)
+            }
+            _ => {
+                let plain = if mode == Mode::Flatten {
+                    crate::label::reveal(&plain)
+                } else {
+                    plain
+                };
+                let deep_own = if mode == Mode::Flatten {
+                    crate::label::deep(recv)
+                } else {
+                    own
+                };
+                let r = crate::label_calls::apply(mode, args, kw, |a, k| {
+                    self.call_method_plain(&plain, name, a, k)
+                })?;
+                return Ok(crate::label::wrap_opt(r, deep_own));
+            }
+        };
+        Ok(crate::label::wrap_opt(r, own))
+    }
+
+    fn call_method_plain(
+        &mut self,
+        recv: &Value,
+        name: Sym,
+        args: Vec<Value>,
+        kw: Vec<(Sym, Value)>,
+    ) -> RtResult<Value> {
         if let Value::Native(_) = recv {
             return self.native_method(recv, name, args, kw, true);
         }
@@ -445,6 +527,10 @@ impl Interp<'_> {
             }
             Value::Module(m) => self.module_attr(*m, name),
             Value::Native(_) => self.native_method(v, name, Vec::new(), Vec::new(), false),
+            Value::Labeled(l) if !crate::methods::has_method(&l.value, name) => {
+                let r = self.get_attr(&l.value.clone(), name)?;
+                Ok(crate::label::wrap(r, l.tag()))
+            }
             _ if crate::methods::has_method(v, name) => {
                 Ok(Value::Method(Rc::new((v.clone(), name))))
             }
@@ -459,7 +545,13 @@ impl Interp<'_> {
         }
     }
 
-    fn fstring(&mut self, parts: &[FPart], out: &mut String) -> RtResult<()> {
+    /// Renders an f-string into `out`; the labels of the values it shows join into `tags`.
+    fn fstring(
+        &mut self,
+        parts: &[FPart],
+        out: &mut String,
+        tags: &mut Option<crate::label::Tag>,
+    ) -> RtResult<()> {
         for p in parts {
             match p {
                 FPart::Lit(i) => {
@@ -469,6 +561,14 @@ impl Interp<'_> {
                 }
                 FPart::Field { expr, conv, spec } => {
                     let v = self.eval(expr)?;
+                    let v = if crate::label::any() {
+                        // The text is built from the plain value and the whole string gets
+                        // every label inside it.
+                        *tags = crate::label::join(*tags, crate::label::deep(&v));
+                        crate::label::reveal(&v)
+                    } else {
+                        v
+                    };
                     let v = match conv {
                         Some('r') | Some('a') => {
                             let mut s = String::new();
@@ -486,7 +586,7 @@ impl Interp<'_> {
                         crate::format::to_str(&self.prog, &v, out);
                     } else {
                         let mut spec_text = String::new();
-                        self.fstring(spec, &mut spec_text)?;
+                        self.fstring(spec, &mut spec_text, tags)?;
                         out.push_str(&at(
                             crate::format::format_value(&self.prog, &v, &spec_text),
                             expr,
@@ -591,6 +691,17 @@ enum Acc {
     List(Vec<Value>),
     Set(Set),
     Dict(Dict),
+}
+
+/// A comparison's result carries its operands' labels: `secret == "x"` is as secret as `secret`,
+/// and `x in labelled_container` as labelled as the container.
+#[inline]
+fn labels_of_comparison(r: Value, left: &Value, right: &Value) -> Value {
+    if !crate::label::any() {
+        return r;
+    }
+    let tag = crate::label::join(crate::label::split(left).1, crate::label::split(right).1);
+    crate::label::wrap_opt(r, tag)
 }
 
 fn hashable(v: Value) -> RtResult<Key> {

@@ -145,7 +145,11 @@ impl Interp<'_> {
             }
             S::If(branches, orelse) => {
                 for (c, body) in branches {
-                    if self.truth(c)? {
+                    let taken = match crate::label::any() {
+                        true => self.allowlist_truth(c)?,
+                        false => self.truth(c)?,
+                    };
+                    if taken {
                         return self.exec_block(body);
                     }
                 }
@@ -193,7 +197,7 @@ impl Interp<'_> {
             } => return self.exec_context(max_input, reserve_output.as_ref(), body),
             S::Budget(b) => return self.exec_budget(b, s.span),
             S::ModelBlock { name, body } => {
-                let name = match self.eval(name)? {
+                let name = match crate::label::plain(&self.eval(name)?) {
                     Value::Str(s) => s.as_str().to_string(),
                     other => {
                         return Err(RtError::new(
@@ -209,6 +213,9 @@ impl Interp<'_> {
                 let flow = self.exec_block(body);
                 self.model_scope.pop();
                 return flow;
+            }
+            S::Declassify { value, sink, body } => {
+                return self.exec_declassify(value, sink, body, s.span)
             }
         }
         Ok(Flow::Normal)

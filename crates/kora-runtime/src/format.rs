@@ -47,6 +47,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Module(_) => "module",
         Value::Cell(c) => type_name(&c.borrow()),
         Value::Native(n) => n.type_name(),
+        Value::Labeled(l) => type_name(&l.value),
     }
 }
 
@@ -80,6 +81,10 @@ pub fn to_str(p: &Program, v: &Value, out: &mut String) {
         }
         Value::Cell(c) => to_str(p, &c.borrow(), out),
         Value::Native(n) => n.to_str(out),
+        Value::Labeled(l) if l.bits & crate::label::CLASSIFIED != 0 => {
+            out.push_str(crate::label::placeholder())
+        }
+        Value::Labeled(l) => to_str(p, &l.value, out),
         _ => repr(p, v, out),
     }
 }
@@ -184,6 +189,12 @@ pub fn str_repr(s: &str, out: &mut String) {
 
 fn repr_in(p: &Program, v: &Value, out: &mut String, seen: &mut Vec<*const ()>) {
     match v {
+        // Every rendering is a sink (terminal, file, error message): a secret shows as the
+        // placeholder. `str()` of a secret reveals it only into a classified string.
+        Value::Labeled(l) if l.bits & crate::label::CLASSIFIED != 0 => {
+            out.push_str(crate::label::placeholder())
+        }
+        Value::Labeled(l) => repr_in(p, &l.value, out, seen),
         Value::None => out.push_str("None"),
         Value::Bool(true) => out.push_str("True"),
         Value::Bool(false) => out.push_str("False"),

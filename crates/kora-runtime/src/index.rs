@@ -40,6 +40,19 @@ fn indices_error<T>(what: &str, idx: &Value) -> RtResult<T> {
 
 /// `v[idx]`.
 pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
+    if let Value::Labeled(l) = idx {
+        // Which element a secret index picks is as secret as the index. A dict looks the
+        // labelled key up itself, so a missing key is reported as the placeholder.
+        let r = match v {
+            Value::Dict(_) => get_index_plain(p, v, idx)?,
+            _ => get_index(p, v, &l.value).map_err(|e| crate::label::withhold(e, Some(l.tag())))?,
+        };
+        return Ok(crate::label::wrap(r, l.tag()));
+    }
+    get_index_plain(p, v, idx)
+}
+
+fn get_index_plain(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
     match v {
         Value::List(l) => {
             let Some(i) = int_of(idx) else {
@@ -97,6 +110,7 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
             }
         }
         Value::Cell(c) => get_index(p, &c.borrow(), idx),
+        Value::Labeled(l) => Ok(crate::label::wrap(get_index(p, &l.value, idx)?, l.tag())),
         _ => type_error(format!(
             "'{}' object is not subscriptable",
             crate::format::type_name_in(p, v)
@@ -107,6 +121,12 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
 /// `v[idx] = val`.
 pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
     match v {
+        // A dict keeps a labelled key as it is (its label rides on the key); a list position
+        // chosen by a secret labels the value stored there.
+        Value::List(_) if matches!(idx, Value::Labeled(_)) => {
+            let (i, tag) = crate::label::split(idx);
+            set_index(v, i, crate::label::wrap_opt(val, tag))
+        }
         Value::List(l) => {
             let Some(i) = int_of(idx) else {
                 return indices_error("list", idx);
@@ -127,6 +147,7 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
             Ok(())
         }
         Value::Cell(c) => set_index(&c.borrow(), idx, val),
+        Value::Labeled(l) => set_index(&l.value, idx, val),
         _ => type_error(format!(
             "'{}' object does not support item assignment",
             type_name(v)
@@ -226,6 +247,7 @@ impl Resolved {
 /// `v[lo:hi:step]` for lists, tuples, strings and ranges.
 pub fn slice(v: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> RtResult<Value> {
     match v {
+        Value::Labeled(l) => Ok(crate::label::wrap(slice(&l.value, lo, hi, step)?, l.tag())),
         Value::List(l) => {
             let l = l.borrow();
             let r = resolve(lo, hi, step, l.len())?;

@@ -91,6 +91,9 @@ pub struct Interp<'io> {
     pub(crate) model_scope: Vec<String>,
     /// How many `case ... if` guards are being evaluated: a model call there is refused.
     pub(crate) guard_depth: u32,
+    /// The model a running tool loop answers to (the name the call gave, the entry it
+    /// resolved to): a tool's result is checked against it before it is sent.
+    pub(crate) model_sink: Option<(Option<String>, kora_models::ModelEntry, String)>,
     pub(crate) input: Option<&'io mut dyn std::io::BufRead>,
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
     /// The standard library's run state, made at the first standard-library call.
@@ -144,6 +147,7 @@ impl<'io> Interp<'io> {
             out,
             models: None,
             guard_depth: 0,
+            model_sink: None,
             input: None,
             debugger: None,
             host: None,
@@ -166,6 +170,9 @@ impl<'io> Interp<'io> {
 
     /// Sets up model calls: the configuration and cassette `analyze` uses.
     pub fn set_models(&mut self, models: crate::analyze::Models) {
+        if let Some(text) = &models.config.sinks.placeholder {
+            crate::label::set_placeholder(text);
+        }
         self.models = Some(std::sync::Arc::new(std::sync::Mutex::new(models)));
     }
 
@@ -240,6 +247,10 @@ impl<'io> Interp<'io> {
                 self.call_method(recv, name, args, kwargs)
             }
             Value::Type(t) => self.construct(*t, args, kwargs),
+            Value::Labeled(l) => {
+                let r = self.call_value_kw(&l.value, args, kwargs)?;
+                Ok(crate::label::wrap(r, l.tag()))
+            }
             other => Err(RtError::new(
                 codes::TYPE,
                 format!("'{}' object is not callable", other.type_name()),

@@ -69,6 +69,17 @@ pub fn iterate(v: &Value) -> RtResult<Iter> {
                 .into_iter(),
         ),
         Value::Cell(c) => return iterate(&c.borrow()),
+        // A labelled string or range yields labelled items (containers carry labels on
+        // their elements already, see `label::wrap`).
+        Value::Labeled(l) => {
+            let tag = l.tag();
+            let mut inner = iterate(&l.value)?;
+            let mut items = Vec::with_capacity(inner.size_hint());
+            while let Some(x) = inner.next() {
+                items.push(crate::label::wrap(x, tag));
+            }
+            Iter::Values(items.into_iter())
+        }
         _ => return not_iterable(v),
     })
 }

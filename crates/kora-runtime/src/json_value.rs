@@ -15,8 +15,11 @@ use kora_models::Shape;
 use crate::value::{Dict, Key, OutcomeTag, Record, Value};
 
 /// The JSON form of a value sent to a model; functions and modules have none.
+///
+/// Labels are not in JSON: a caller sending it somewhere checks them first (`declassify.rs`).
 pub fn to_json(p: &Program, v: &Value) -> Result<Json, String> {
     Ok(match v {
+        Value::Labeled(l) => return to_json(p, &l.value),
         Value::None => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(i) => Json::from(*i),
@@ -41,7 +44,7 @@ pub fn to_json(p: &Program, v: &Value) -> Result<Json, String> {
         Value::Dict(d) => {
             let mut m = serde_json::Map::new();
             for (k, x) in d.borrow().iter() {
-                let key = match &k.0 {
+                let key = match crate::label::plain(&k.0) {
                     Value::Str(s) => s.as_str().to_string(),
                     other => {
                         let mut s = String::new();

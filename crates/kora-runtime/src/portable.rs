@@ -46,6 +46,8 @@ pub enum Portable {
     Cell(Box<Portable>),
     /// An `fs.Image`: data, not a connection, so it crosses; the pixels are shared, not copied.
     Image(crate::stdlib::image::Image),
+    /// A labelled value: the label crosses with it (origins and releases are process-wide ids).
+    Labeled(crate::label::Tag, Box<Portable>),
 }
 
 // Pinned: this is what crosses threads.
@@ -110,6 +112,7 @@ impl Portable {
             Portable::Image(img) => {
                 Value::Native(Rc::new(crate::stdlib::Native::Image(img.clone())))
             }
+            Portable::Labeled(tag, v) => crate::label::wrap(v.to_value(), *tag),
         }
     }
 }
@@ -181,6 +184,7 @@ impl Copier {
             Value::Type(t) => Portable::Type(*t),
             Value::Module(m) => Portable::Module(*m),
             Value::Cell(c) => Portable::Cell(Box::new(self.copy_cell(c)?)),
+            Value::Labeled(l) => Portable::Labeled(l.tag(), Box::new(self.copy(&l.value)?)),
             Value::Native(n) => match n.as_ref() {
                 crate::stdlib::Native::Image(img) => Portable::Image(img.clone()),
                 _ => {

@@ -111,6 +111,10 @@ impl Interp<'_> {
             }
             seen.replaced_result = to_json(&self.prog, &result).ok() != before;
         }
+        if let Some((called, entry, site)) = self.model_sink.clone() {
+            let what = format!("result of the tool `{}`", tool.spec.name);
+            self.check_model_sink(&[(&what, &result)], called.as_deref(), &entry, &site)?;
+        }
         let result = to_json(&self.prog, &result).map_err(|m| RtError::new(codes::TYPE, m))?;
         seen.end = SystemTime::now();
         obs.tools.push(seen);
@@ -138,7 +142,12 @@ impl Interp<'_> {
                     let val = from_json(&self.prog, v, &p.ty).map_err(|path| {
                         format!("argument `{pname}`: {}", path.replacen('$', pname, 1))
                     })?;
-                    d.insert(Key(Value::str(pname)), val);
+                    // The model chose these: unverified, like any model output.
+                    let tag = crate::label::Tag::unverified(crate::label::origin(&format!(
+                        "an argument the model gave the tool `{}`",
+                        tool.spec.name
+                    )));
+                    d.insert(Key(Value::str(pname)), crate::label::on_strings(val, tag));
                 }
                 None if p.default.is_some() => {}
                 None => return Err(format!("missing argument `{pname}`")),

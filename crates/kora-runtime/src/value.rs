@@ -43,6 +43,8 @@ pub enum Value {
     Cell(Rc<RefCell<Value>>),
     /// A value only the standard library makes (`sql.Db`, `time.DateTime`).
     Native(Rc<crate::stdlib::Native>),
+    /// A value with a security label (`crate::label`); never nested.
+    Labeled(Rc<crate::label::Labeled>),
 }
 
 impl Clone for Value {
@@ -70,6 +72,7 @@ impl Clone for Value {
             Value::Module(m) => Value::Module(*m),
             Value::Cell(c) => Value::Cell(c.clone()),
             Value::Native(n) => Value::Native(n.clone()),
+            Value::Labeled(l) => Value::Labeled(l.clone()),
         }
     }
 }
@@ -247,6 +250,7 @@ impl Value {
             Value::Module(_) => "module",
             Value::Cell(_) => "cell",
             Value::Native(n) => n.type_name(),
+            Value::Labeled(l) => l.value.type_name(),
         }
     }
 
@@ -263,6 +267,8 @@ impl Value {
             Value::Dict(d) => !d.borrow().is_empty(),
             Value::Set(s) => !s.borrow().is_empty(),
             Value::Range(r) => !r.is_empty(),
+            // Branching on a secret is an implicit flow, which labels do not track (DECISIONS.md).
+            Value::Labeled(l) => l.value.truthy(),
             _ => true,
         }
     }
@@ -281,6 +287,7 @@ impl Value {
             Value::Tuple(t) => t.iter().all(Value::is_hashable),
             Value::Outcome(o) => o.payload.is_hashable(),
             Value::Type(_) | Value::Builtin(_) | Value::Func(_) | Value::Module(_) => true,
+            Value::Labeled(l) => l.value.is_hashable(),
             _ => false,
         }
     }
@@ -335,6 +342,8 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         Value::Builtin(b) => b.0.hash(state),
         Value::Module(m) => m.0.hash(state),
         Value::Func(f) => (Rc::as_ptr(f) as usize).hash(state),
+        // A labelled key hashes as its value, so `d[secret]` finds the entry `d["s"]` made.
+        Value::Labeled(l) => hash_value(&l.value, state),
         _ => 0xffu8.hash(state),
     }
 }

@@ -179,6 +179,7 @@ pub fn has_method(recv: &Value, name: Sym) -> bool {
         Value::Tuple(_) | Value::Range(_) => name == sym::INDEX || name == sym::COUNT,
         Value::Float(_) => name == sym::IS_INTEGER,
         Value::Cell(c) => has_method(&c.borrow(), name),
+        Value::Labeled(l) => has_method(&l.value, name),
         _ => false,
     }
 }

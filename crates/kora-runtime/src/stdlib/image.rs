@@ -138,6 +138,8 @@ fn other_format(b: &[u8]) -> Option<&'static str> {
 /// record fields are visited by key here too; a unit test pins the agreement.
 pub fn images_in(p: &Program, v: &Value, out: &mut Vec<Arc<ImageData>>, fps: &mut Vec<String>) {
     match v {
+        // A label is checked before the data is sent (declassify.rs); the image inside still goes.
+        Value::Labeled(l) => images_in(p, &l.value, out, fps),
         Value::Native(n) => {
             if let Native::Image(img) = n.as_ref() {
                 out.push(img.data.clone());
@@ -164,7 +166,7 @@ pub fn images_in(p: &Program, v: &Value, out: &mut Vec<Arc<ImageData>>, fps: &mu
             let mut entries: Vec<(String, &Value)> = d
                 .iter()
                 .map(|(k, x)| {
-                    let key = match &k.0 {
+                    let key = match crate::label::plain(&k.0) {
                         Value::Str(s) => s.as_str().to_string(),
                         other => {
                             let mut s = String::new();

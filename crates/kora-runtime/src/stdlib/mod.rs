@@ -12,6 +12,7 @@ mod fs;
 mod http;
 pub(crate) mod image;
 mod json;
+mod labels;
 mod notes;
 #[cfg(test)]
 mod parse_fuzz;
@@ -473,6 +474,24 @@ impl Interp<'_> {
     }
 
     fn dispatch(&mut self, a: Args) -> RtResult<Value> {
+        // Sources label their results even before any label exists.
+        let source = matches!(
+            a.func,
+            StdFn::EnvGet
+                | StdFn::FsRead
+                | StdFn::FsLines
+                | StdFn::FsBytes
+                | StdFn::HttpGet
+                | StdFn::HttpPost
+                | StdFn::NotesRead
+        );
+        if source || crate::label::any() {
+            return self.dispatch_labeled(a);
+        }
+        self.dispatch_plain(a)
+    }
+
+    fn dispatch_plain(&mut self, a: Args) -> RtResult<Value> {
         use StdFn::*;
         match a.func {
             JsonParse | JsonEncode => json::call(self, a),

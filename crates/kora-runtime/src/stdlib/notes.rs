@@ -83,13 +83,26 @@ pub fn read_notes(project_dir: &Path, run_id: &str) -> Result<Vec<(String, Strin
             NotesError(format!("cannot read {}: {e}", path.display()))
         }
     })?;
+    // Read from outside the run, a classified note shows as the placeholder: this is output.
     fold(&text)
-        .map(|m| m.into_iter().collect())
+        .map(|m| {
+            m.into_iter()
+                .map(|(k, (v, secret))| {
+                    let shown = if secret {
+                        serde_json::Value::from(crate::label::placeholder()).to_string()
+                    } else {
+                        v
+                    };
+                    (k, shown)
+                })
+                .collect()
+        })
         .map_err(|m| NotesError(format!("{}: {m}", path.display())))
 }
 
-/// Latest value per key. A torn last line (a crash mid-append) is ignored, not fatal.
-fn fold(text: &str) -> Result<IndexMap<String, String>, String> {
+/// Latest value per key (JSON text, and whether it was classified when written). A torn last
+/// line (a crash mid-append) is ignored, not fatal.
+fn fold(text: &str) -> Result<IndexMap<String, (String, bool)>, String> {
     let mut m = IndexMap::new();
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -104,7 +117,8 @@ fn fold(text: &str) -> Result<IndexMap<String, String>, String> {
         let (Some(k), Some(v)) = (j.get("key").and_then(|k| k.as_str()), j.get("value")) else {
             return Err(format!("line {}: not a note", i + 1));
         };
-        m.insert(k.to_string(), v.to_string());
+        let secret = j.get("classified").and_then(|c| c.as_bool()) == Some(true);
+        m.insert(k.to_string(), (v.to_string(), secret));
     }
     Ok(m)
 }
@@ -115,8 +129,12 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         StdFn::NotesRunId => Ok(Value::str(it.host().run_id.clone())),
         StdFn::NotesWrite => {
             let key = a.str(0)?.to_string();
+            let given = a.value(1)?;
+            // The note keeps its label: a classified value comes back classified.
+            let secret = crate::label::deep(given).is_some_and(|t| t.is_classified());
+            let given = crate::label::reveal(given);
             let mut value = String::new();
-            super::json::encode(&it.prog, a.value(1)?, None, 0, &mut value).map_err(|m| {
+            super::json::encode(&it.prog, &given, None, 0, &mut value).map_err(|m| {
                 RtError::new(
                     codes::NOT_ENCODABLE,
                     format!("{m} (a note must be JSON-shaped)"),
@@ -125,7 +143,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let host = it.host();
             let path = file_of(&host.project_dir, &host.run_id);
             let r = host.effect(&a.effect(Kind::Notes, &key, &call), |_| {
-                let line = serde_json::json!({ "key": key }).to_string();
+                let line = if secret {
+                    serde_json::json!({ "key": key, "classified": true }).to_string()
+                } else {
+                    serde_json::json!({ "key": key }).to_string()
+                };
                 // `{"key": K}` + `, "value": V}`: the value is already JSON text.
                 let line = format!("{}, \"value\": {value}}}\n", &line[..line.len() - 1]);
                 if let Some(dir) = path.parent() {
@@ -163,10 +185,13 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 };
                 s.observe(Observation::Read(text.as_bytes()));
                 let m = fold(&text)?;
+                // A note read is journaled as its text and whether it was classified.
                 Ok(if keys {
                     m.keys().cloned().collect::<Vec<String>>()
                 } else {
-                    m.get(&key).cloned().into_iter().collect()
+                    m.get(&key)
+                        .map(|(text, secret)| vec![text.clone(), secret.to_string()])
+                        .unwrap_or_default()
                 })
             })?;
             let found = match r {
@@ -176,6 +201,8 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             if keys {
                 return Ok(ok(str_list(found)));
             }
+            let stored = found.first().is_some();
+            let secret = found.get(1).is_some_and(|s| s == "true");
             let v = match found.first() {
                 None => a.get(1).cloned().unwrap_or(Value::None),
                 Some(text) => match super::json::parse_untyped(text) {
@@ -184,6 +211,17 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 },
             };
             Ok(match it.narrow_root(v, &a.expect, Lenience::Strict) {
+                Ok(v) if stored => {
+                    // What is on disk is unverified, whoever wrote it (the record's notes design).
+                    let origin = crate::label::origin(&format!("the note {key:?}"));
+                    let v = crate::label::on_strings(v, crate::label::Tag::unverified(origin));
+                    let v = if secret {
+                        crate::label::wrap(v, crate::label::Tag::classified(origin))
+                    } else {
+                        v
+                    };
+                    ok(v)
+                }
                 Ok(v) => ok(v),
                 Err(why) => err(format!("note {key:?}: {why}")),
             })
@@ -199,7 +237,7 @@ mod tests {
     #[test]
     fn last_write_wins_and_a_torn_tail_is_ignored() {
         let m = fold("{\"key\": \"a\", \"value\": 1}\n{\"key\": \"b\", \"value\": [1]}\n{\"key\": \"a\", \"value\": 2}\n{\"key\": \"c\", \"va").expect("folds");
-        assert_eq!(m.get("a").map(String::as_str), Some("2"));
+        assert_eq!(m.get("a").map(|(v, _)| v.as_str()), Some("2"));
         assert_eq!(m.keys().cloned().collect::<Vec<_>>(), vec!["a", "b"]);
     }
 

@@ -1,0 +1,159 @@
+//! The interpreter's side of labels: `classified(...)`, `declassify x for SINK:` blocks, and
+//! the checks at the sinks (model calls, dangerous stdlib arguments) that refuse a label.
+//!
+//! The value-level rules (joining, releasing, rendering) live in `label.rs`; this file only
+//! decides, at each boundary, which label is allowed through and says why when it is not.
+
+use kora_check::hir::{self, Stmt};
+use kora_models::ModelEntry;
+use kora_syntax::Span;
+
+use crate::error::{codes, RtError, RtResult};
+use crate::interp::{Flow, Interp};
+use crate::label::{self, Tag};
+use crate::trace::{AttrValue, SpanKind, SpanStatus};
+use crate::value::Value;
+
+impl Interp<'_> {
+    /// `classified(value)`.
+    pub(crate) fn eval_classified(&mut self, value: &hir::Expr, origin: &str) -> RtResult<Value> {
+        let v = self.eval(value)?;
+        Ok(label::wrap(v, Tag::classified(label::origin(origin))))
+    }
+
+    /// `declassify value for sink:`: releases the value's classified parts to `sink` while
+    /// the body runs, on every way out of it.
+    pub(crate) fn exec_declassify(
+        &mut self,
+        value: &hir::Expr,
+        sink: &str,
+        body: &[Stmt],
+        span: Span,
+    ) -> RtResult<Flow> {
+        if let Some(shared) = self.models.clone() {
+            let cfg = &crate::analyze::lock(&shared).config;
+            if !cfg.knows_sink(sink) {
+                return Err(RtError::new(
+                    codes::UNKNOWN_SINK,
+                    format!(
+                        "`declassify ... for {sink}` at {}: no sink `{sink}` (known: {}); name a `[models]` entry, or declare `{sink} = [\"entry\", ...]` under `[sinks]` in kora.toml",
+                        self.place(span),
+                        cfg.sink_names().join(", ")
+                    ),
+                ));
+            }
+        }
+        let v = self.eval(value)?;
+        let release = label::release(&v, sink);
+        // The span names the sink and the place, never the value.
+        let traced = self.is_tracing();
+        if traced {
+            let at = self.place(span);
+            self.span_open(SpanKind::Declassify, &format!("declassify for {sink}"));
+            self.span_attr("kora.declassify.sink", AttrValue::Str(sink.to_string()));
+            self.span_attr("code.location", AttrValue::Str(at));
+        }
+        let r = self.exec_block(body);
+        release.end();
+        if traced {
+            let status = if r.is_ok() {
+                SpanStatus::Ok
+            } else {
+                SpanStatus::Error
+            };
+            self.span_close(status, None);
+        }
+        r
+    }
+
+    /// An `if` condition once labels exist. `if name in ALLOWED:` is an allowlist check: when
+    /// `name` is unverified and equals an element of `ALLOWED` that is not, the branch runs
+    /// with `name` bound to that element, which the program itself vouched for.
+    pub(crate) fn allowlist_truth(&mut self, cond: &hir::Expr) -> RtResult<bool> {
+        let hir::ExprKind::Compare(first, rest) = &cond.kind else {
+            return self.truth(cond);
+        };
+        let ([(kora_syntax::ast::CmpOp::In, container)], Some(target)) =
+            (rest.as_slice(), name_target(first))
+        else {
+            return self.truth(cond);
+        };
+        let item = self.eval(first)?;
+        let pool = self.eval(container)?;
+        if label::untrusted(&item).is_none() {
+            let found = crate::compare::contains(&pool, &item)?;
+            return Ok(found);
+        }
+        let mut it = crate::iter::iterate(&pool)?;
+        while let Some(x) = it.next() {
+            if crate::compare::values_equal(&x, &item) {
+                if label::untrusted(&x).is_none() {
+                    // Keep a classified label the item had: narrowing is about integrity only.
+                    let keep = label::deep(&item)
+                        .filter(|t| t.is_classified())
+                        .map(Tag::verified);
+                    self.assign(&target, label::wrap_opt(x, keep))?;
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Refuses a model call that would carry a classified value no open release lets reach
+    /// the model entry it resolved to.
+    pub(crate) fn check_model_sink(
+        &self,
+        parts: &[(&str, &Value)],
+        called: Option<&str>,
+        entry: &ModelEntry,
+        site: &str,
+    ) -> RtResult<()> {
+        if !label::any() {
+            return Ok(());
+        }
+        let Some(shared) = self.models.clone() else {
+            return Ok(());
+        };
+        let cfg = crate::analyze::lock(&shared).config.clone();
+        let allows = |sink: &str| cfg.sink_covers(sink, called, entry);
+        for (what, v) in parts {
+            if let Some(tag) = label::unreleased(v, &allows) {
+                let model = called.unwrap_or("default");
+                return Err(RtError::new(
+                    codes::CLASSIFIED_TO_SINK,
+                    format!(
+                        "{} reaches the model `{model}` through the {what} of the `analyze` call at {site}; release it for this model with `declassify NAME for {model}:` around the call, or send `redact(NAME)` instead",
+                        label::origin_text(tag.secret_from),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The variable an expression names, as an assignment target.
+fn name_target(e: &hir::Expr) -> Option<hir::Target> {
+    match e.kind {
+        hir::ExprKind::Local(s) => Some(hir::Target::Local(s)),
+        hir::ExprKind::Cell(s) => Some(hir::Target::Cell(s)),
+        hir::ExprKind::Global(g) => Some(hir::Target::Global(g)),
+        _ => None,
+    }
+}
+
+/// Refuses an unverified value where it would choose what a dangerous operation touches
+/// (`sql` text, a file path, a URL): it must be narrowed first.
+pub(crate) fn refuse_unverified(v: &Value, sink: &str) -> RtResult<()> {
+    match label::untrusted(v) {
+        None => Ok(()),
+        Some(tag) => Err(RtError::new(
+            codes::UNVERIFIED_TO_SINK,
+            format!(
+                "{} is unverified and cannot be used as {sink}; narrow it first: parse it into a type (`int(x)`, `json.parse`), or check it against an allowlist (`if x in ALLOWED:`)",
+                label::origin_text(tag.untrusted_from),
+            ),
+        )),
+    }
+}

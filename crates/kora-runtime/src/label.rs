@@ -1,0 +1,571 @@
+//! Security labels: `classified` (confidentiality) and `unverified` (integrity) carried on values.
+//!
+//! A labelled value is `Value::Labeled(Rc<Labeled>)` around a plain value, so the 16-byte
+//! `Value` and every fast path that matches `Int`/`Float`/`List` stay as they were: a
+//! labelled operand never matches a fast path and falls to the generic one, which splits the
+//! label off, computes on the plain value and puts the join of its operands' labels back on
+//! the result. No operation drops a label (architecture invariant 6); the tests in
+//! `crates/kora-cli/tests/labels.rs` try to launder one through each operation.
+//!
+//! Containers keep labels on their elements: `[1, secret]` is a public list holding one
+//! classified element, so its length and shape stay public, and reading the element back
+//! gives the classified value. An operation that flattens a container into one value (`str`,
+//! an f-string, `json.encode`, `"".join`) labels its result with every label inside it.
+//!
+//! Where a label came from (`classified(...)` at main.ko:3:7, `env.get("KEY")`) is an
+//! *origin*, interned in a process-wide table so the number crosses threads in a `Portable`.
+//! A `declassify x for SINK:` block is a *release*: an id, active while the block runs,
+//! written into the classified leaves of `x`; a value derived inside the block keeps the
+//! release only if every classified input had it. Once the block ends its id is inactive, so a
+//! copy that escaped the block is plainly classified again.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Mutex;
+
+use crate::value::{Key, Record, Value};
+
+pub const CLASSIFIED: u8 = 1;
+pub const UNVERIFIED: u8 = 2;
+
+/// The label of one value: which kinds it carries, where each came from, what releases it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tag {
+    pub bits: u8,
+    /// Origin id of the confidentiality label (0 when not classified).
+    pub secret_from: u32,
+    /// Origin id of the integrity label (0 when verified).
+    pub untrusted_from: u32,
+    /// Id of the `declassify` block that released this value (0: none).
+    pub release: u32,
+}
+
+impl Tag {
+    pub fn classified(origin: u32) -> Tag {
+        Tag {
+            bits: CLASSIFIED,
+            secret_from: origin,
+            ..Tag::default()
+        }
+    }
+
+    pub fn unverified(origin: u32) -> Tag {
+        Tag {
+            bits: UNVERIFIED,
+            untrusted_from: origin,
+            ..Tag::default()
+        }
+    }
+
+    pub fn is_classified(self) -> bool {
+        self.bits & CLASSIFIED != 0
+    }
+
+    pub fn is_unverified(self) -> bool {
+        self.bits & UNVERIFIED != 0
+    }
+
+    /// The label of a value computed from two labelled inputs.
+    pub fn join(self, other: Tag) -> Tag {
+        let release = match (self.is_classified(), other.is_classified()) {
+            (true, true) if self.release == other.release => self.release,
+            (true, true) => 0,
+            (true, false) => self.release,
+            (false, true) => other.release,
+            (false, false) => 0,
+        };
+        Tag {
+            bits: self.bits | other.bits,
+            secret_from: if self.secret_from != 0 {
+                self.secret_from
+            } else {
+                other.secret_from
+            },
+            untrusted_from: if self.untrusted_from != 0 {
+                self.untrusted_from
+            } else {
+                other.untrusted_from
+            },
+            release,
+        }
+    }
+
+    /// This label without its integrity part: what a parse into a type leaves behind.
+    pub fn verified(self) -> Tag {
+        Tag {
+            bits: self.bits & !UNVERIFIED,
+            untrusted_from: 0,
+            ..self
+        }
+    }
+}
+
+/// Joins two optional labels.
+pub fn join(a: Option<Tag>, b: Option<Tag>) -> Option<Tag> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.join(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// The heap part of `Value::Labeled`. `value` is never itself `Labeled`.
+pub struct Labeled {
+    pub bits: u8,
+    pub secret_from: u32,
+    pub untrusted_from: u32,
+    /// Written in place by a `declassify` block and restored when it ends.
+    pub release: Cell<u32>,
+    pub value: Value,
+}
+
+impl Labeled {
+    pub fn tag(&self) -> Tag {
+        Tag {
+            bits: self.bits,
+            secret_from: self.secret_from,
+            untrusted_from: self.untrusted_from,
+            release: self.release.get(),
+        }
+    }
+}
+
+static PLACEHOLDER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// What a rendering shows in place of a classified value (`[output] classified` in kora.toml).
+pub fn placeholder() -> &'static str {
+    PLACEHOLDER.get().map_or("__CLASSIFIED__", String::as_str)
+}
+
+/// Sets the placeholder once per process, from the project's configuration.
+pub fn set_placeholder(text: &str) {
+    let _ = PLACEHOLDER.set(text.to_string());
+}
+
+/// Set once any label exists in the process, so plain programs skip every deep scan.
+static ANY: AtomicBool = AtomicBool::new(false);
+
+/// Whether any value has ever been labelled in this process.
+#[inline(always)]
+pub fn any() -> bool {
+    ANY.load(Ordering::Relaxed)
+}
+
+/// Puts `tag` on `v` (joined with a label it already has).
+///
+/// Containers, records and outcomes are never labelled themselves: the label goes down to
+/// their leaves, in a copy, so shape stays public and every consumer of elements (a loop, a
+/// callback, a pattern) meets the label on the element it reads.
+pub fn wrap(v: Value, tag: Tag) -> Value {
+    if tag.bits == 0 {
+        return v;
+    }
+    ANY.store(true, Ordering::Relaxed);
+    let down = |x: &Value| wrap(x.clone(), tag);
+    match &v {
+        Value::List(xs) => return Value::list(xs.borrow().iter().map(down).collect()),
+        Value::Tuple(xs) => return Value::tuple(xs.iter().map(down).collect()),
+        Value::Dict(d) => {
+            return Value::dict(
+                d.borrow()
+                    .iter()
+                    .map(|(k, x)| (Key(down(&k.0)), down(x)))
+                    .collect(),
+            )
+        }
+        Value::Set(s) => return Value::set(s.borrow().iter().map(|k| Key(down(&k.0))).collect()),
+        Value::Record(rec) => {
+            return Value::Record(Rc::new(Record {
+                ty: rec.ty,
+                fields: std::cell::RefCell::new(rec.fields.borrow().iter().map(down).collect()),
+            }))
+        }
+        Value::Outcome(o) => return Value::outcome(o.tag, down(&o.payload)),
+        Value::Cell(c) => return wrap(c.borrow().clone(), tag),
+        _ => {}
+    }
+    let (inner, tag) = match v {
+        Value::Labeled(l) => (l.value.clone(), l.tag().join(tag)),
+        other => (other, tag),
+    };
+    Value::Labeled(Rc::new(Labeled {
+        bits: tag.bits,
+        secret_from: tag.secret_from,
+        untrusted_from: tag.untrusted_from,
+        release: Cell::new(tag.release),
+        value: inner,
+    }))
+}
+
+/// Puts an optional label on `v`.
+#[inline]
+pub fn wrap_opt(v: Value, tag: Option<Tag>) -> Value {
+    match tag {
+        Some(t) => wrap(v, t),
+        None => v,
+    }
+}
+
+/// The plain value and its own (shallow) label.
+#[inline]
+pub fn split(v: &Value) -> (&Value, Option<Tag>) {
+    match v {
+        Value::Labeled(l) => (&l.value, Some(l.tag())),
+        other => (other, None),
+    }
+}
+
+/// The plain value, its label dropped: only for computing a result that gets the label back.
+#[inline]
+pub fn plain(v: &Value) -> &Value {
+    match v {
+        Value::Labeled(l) => &l.value,
+        other => other,
+    }
+}
+
+/// Every label anywhere inside `v` (its own, its elements', its fields'), joined.
+pub fn deep(v: &Value) -> Option<Tag> {
+    if !any() {
+        return None;
+    }
+    let mut acc = None;
+    walk(v, 0, &mut |t| acc = join(acc, Some(t)));
+    acc
+}
+
+/// Calls `f` with the label of every labelled part of `v`.
+fn walk(v: &Value, depth: usize, f: &mut dyn FnMut(Tag)) {
+    // A list that contains itself is legal; its labels are all met before this depth.
+    if depth > 64 {
+        return;
+    }
+    match v {
+        Value::Labeled(l) => {
+            f(l.tag());
+            walk(&l.value, depth + 1, f);
+        }
+        Value::List(xs) => {
+            for x in xs.borrow().iter() {
+                walk(x, depth + 1, f);
+            }
+        }
+        Value::Tuple(xs) => {
+            for x in xs.iter() {
+                walk(x, depth + 1, f);
+            }
+        }
+        Value::Dict(d) => {
+            for (k, x) in d.borrow().iter() {
+                walk(&k.0, depth + 1, f);
+                walk(x, depth + 1, f);
+            }
+        }
+        Value::Set(s) => {
+            for k in s.borrow().iter() {
+                walk(&k.0, depth + 1, f);
+            }
+        }
+        Value::Record(r) => {
+            for x in r.fields.borrow().iter() {
+                walk(x, depth + 1, f);
+            }
+        }
+        Value::Outcome(o) => walk(&o.payload, depth + 1, f),
+        Value::Method(m) => walk(&m.0, depth + 1, f),
+        Value::Cell(c) => walk(&c.borrow(), depth + 1, f),
+        _ => {}
+    }
+}
+
+/// Calls `f` on every labelled leaf of `v` (the `Labeled` boxes themselves).
+pub fn each_labeled(v: &Value, f: &mut dyn FnMut(&Labeled)) {
+    fn go(v: &Value, depth: usize, f: &mut dyn FnMut(&Labeled)) {
+        if depth > 64 {
+            return;
+        }
+        match v {
+            Value::Labeled(l) => {
+                f(l);
+                go(&l.value, depth + 1, f);
+            }
+            Value::List(xs) => xs.borrow().iter().for_each(|x| go(x, depth + 1, f)),
+            Value::Tuple(xs) => xs.iter().for_each(|x| go(x, depth + 1, f)),
+            Value::Dict(d) => {
+                for (k, x) in d.borrow().iter() {
+                    go(&k.0, depth + 1, f);
+                    go(x, depth + 1, f);
+                }
+            }
+            Value::Set(s) => s.borrow().iter().for_each(|k| go(&k.0, depth + 1, f)),
+            Value::Record(r) => r.fields.borrow().iter().for_each(|x| go(x, depth + 1, f)),
+            Value::Outcome(o) => go(&o.payload, depth + 1, f),
+            _ => {}
+        }
+    }
+    if any() {
+        go(v, 0, f);
+    }
+}
+
+/// A copy of `v` with every label removed, sharing whatever held none.
+///
+/// Only for computing a result that is then labelled with `deep(v)`, or for a sink that
+/// has already checked the labels (a model the value was released to).
+pub fn reveal(v: &Value) -> Value {
+    if deep(v).is_none() {
+        return v.clone();
+    }
+    reveal_at(v, 0)
+}
+
+fn reveal_at(v: &Value, depth: usize) -> Value {
+    if depth > 64 {
+        return v.clone();
+    }
+    let r = |x: &Value| reveal_at(x, depth + 1);
+    match v {
+        Value::Labeled(l) => r(&l.value),
+        Value::List(xs) => Value::list(xs.borrow().iter().map(r).collect()),
+        Value::Tuple(xs) => Value::tuple(xs.iter().map(r).collect()),
+        Value::Dict(d) => Value::dict(
+            d.borrow()
+                .iter()
+                .map(|(k, x)| (Key(r(&k.0)), r(x)))
+                .collect(),
+        ),
+        Value::Set(s) => Value::set(s.borrow().iter().map(|k| Key(r(&k.0))).collect()),
+        Value::Record(rec) => Value::Record(Rc::new(Record {
+            ty: rec.ty,
+            fields: std::cell::RefCell::new(rec.fields.borrow().iter().map(r).collect()),
+        })),
+        Value::Outcome(o) => Value::outcome(o.tag, r(&o.payload)),
+        other => other.clone(),
+    }
+}
+
+/// `v` with every string inside it labelled `tag`, and nothing else: what a parse of
+/// unverified text into a type leaves unverified (numbers and booleans were narrowed).
+pub fn on_strings(v: Value, tag: Tag) -> Value {
+    match v {
+        Value::Str(_) => wrap(v, tag),
+        Value::List(xs) => {
+            let items: Vec<Value> = xs
+                .borrow()
+                .iter()
+                .map(|x| on_strings(x.clone(), tag))
+                .collect();
+            Value::list(items)
+        }
+        Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| on_strings(x.clone(), tag)).collect()),
+        Value::Dict(d) => Value::dict(
+            d.borrow()
+                .iter()
+                .map(|(k, x)| {
+                    (
+                        Key(on_strings(k.0.clone(), tag)),
+                        on_strings(x.clone(), tag),
+                    )
+                })
+                .collect(),
+        ),
+        Value::Record(rec) => Value::Record(Rc::new(Record {
+            ty: rec.ty,
+            fields: std::cell::RefCell::new(
+                rec.fields
+                    .borrow()
+                    .iter()
+                    .map(|x| on_strings(x.clone(), tag))
+                    .collect(),
+            ),
+        })),
+        Value::Outcome(o) => Value::outcome(o.tag, on_strings(o.payload.clone(), tag)),
+        other => other,
+    }
+}
+
+/// An error raised while computing on a secret's plain value: its message could quote the
+/// secret (`invalid literal for int(): 'hunter2'`), so it is replaced when the inputs were
+/// classified. Error messages are a sink like any other output.
+pub fn withhold(mut e: Box<crate::error::RtError>, tag: Option<Tag>) -> Box<crate::error::RtError> {
+    if let Some(t) = tag.filter(|t| t.is_classified()) {
+        e.message = format!(
+            "an operation on {} failed; its message is withheld because it would show the classified value",
+            origin_text(t.secret_from)
+        );
+    }
+    e
+}
+
+/// Process-wide tables: origins are interned descriptions, releases the active blocks.
+struct Tables {
+    /// Few: one per `classified(...)` site and per input source that labels.
+    origins: Vec<String>,
+    /// Active releases: (id, sink name).
+    active: Vec<(u32, String)>,
+}
+
+static TABLES: Mutex<Tables> = Mutex::new(Tables {
+    origins: Vec::new(),
+    active: Vec::new(),
+});
+
+fn tables() -> std::sync::MutexGuard<'static, Tables> {
+    // A panic while holding the lock leaves the tables consistent (each write is one push).
+    TABLES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The id of an origin description such as "`classified(...)` at main.ko:3:7".
+pub fn origin(description: &str) -> u32 {
+    let mut t = tables();
+    if let Some(i) = t.origins.iter().position(|o| o == description) {
+        return i as u32 + 1;
+    }
+    t.origins.push(description.to_string());
+    t.origins.len() as u32
+}
+
+/// The description of an origin id, for messages.
+pub fn origin_text(id: u32) -> String {
+    let t = tables();
+    match id.checked_sub(1).and_then(|i| t.origins.get(i as usize)) {
+        Some(s) => s.clone(),
+        None => "a classified value".to_string(),
+    }
+}
+
+static NEXT_RELEASE: AtomicU32 = AtomicU32::new(1);
+
+/// Opens a release of the classified leaves of `v` for `sink`; undone by `Release::end`.
+pub fn release(v: &Value, sink: &str) -> Release {
+    let id = NEXT_RELEASE.fetch_add(1, Ordering::Relaxed);
+    tables().active.push((id, sink.to_string()));
+    let mut previous = Vec::new();
+    each_labeled(v, &mut |l| {
+        if l.bits & CLASSIFIED != 0 {
+            previous.push((l as *const Labeled, l.release.get()));
+            l.release.set(id);
+        }
+    });
+    Release {
+        id,
+        held: v.clone(),
+        previous,
+    }
+}
+
+/// An open `declassify` block.
+pub struct Release {
+    id: u32,
+    /// Keeps the released boxes alive, so the pointers in `previous` stay valid.
+    held: Value,
+    previous: Vec<(*const Labeled, u32)>,
+}
+
+impl Release {
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Closes the block: the id stops being honoured and the leaves get their old releases.
+    pub fn end(self) {
+        tables().active.retain(|(id, _)| *id != self.id);
+        each_labeled(&self.held, &mut |l| {
+            let p = l as *const Labeled;
+            if let Some((_, old)) = self.previous.iter().find(|(q, _)| *q == p) {
+                if l.release.get() == self.id {
+                    l.release.set(*old);
+                }
+            }
+        });
+    }
+}
+
+/// The sink an active release names, or `None` when the release id is not (or no longer) open.
+pub fn released_to(release: u32) -> Option<String> {
+    if release == 0 {
+        return None;
+    }
+    tables()
+        .active
+        .iter()
+        .find(|(id, _)| *id == release)
+        .map(|(_, s)| s.clone())
+}
+
+/// The first classified part of `v` that no open release lets reach a sink `allows` accepts.
+pub fn unreleased(v: &Value, allows: &dyn Fn(&str) -> bool) -> Option<Tag> {
+    let mut bad = None;
+    each_labeled(v, &mut |l| {
+        if bad.is_none() && l.bits & CLASSIFIED != 0 {
+            let ok = released_to(l.release.get()).is_some_and(|s| allows(&s));
+            if !ok {
+                bad = Some(l.tag());
+            }
+        }
+    });
+    bad
+}
+
+/// The first unverified part of `v`, if any.
+pub fn untrusted(v: &Value) -> Option<Tag> {
+    let mut bad = None;
+    each_labeled(v, &mut |l| {
+        if bad.is_none() && l.bits & UNVERIFIED != 0 {
+            bad = Some(l.tag());
+        }
+    });
+    bad
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_keeps_both_kinds_and_a_release_only_when_shared() {
+        let a = Tag {
+            release: 4,
+            ..Tag::classified(1)
+        };
+        let b = Tag::unverified(2);
+        let j = a.join(b);
+        assert!(j.is_classified() && j.is_unverified());
+        assert_eq!((j.secret_from, j.untrusted_from, j.release), (1, 2, 4));
+        let c = Tag {
+            release: 5,
+            ..Tag::classified(3)
+        };
+        assert_eq!(a.join(c).release, 0);
+        assert_eq!(a.join(a).release, 4);
+    }
+
+    #[test]
+    fn wrapping_twice_joins_instead_of_nesting() {
+        let v = wrap(Value::Int(3), Tag::classified(1));
+        let v = wrap(v, Tag::unverified(2));
+        let (inner, tag) = split(&v);
+        assert!(matches!(inner, Value::Int(3)));
+        let tag = tag.expect("labelled");
+        assert!(tag.is_classified() && tag.is_unverified());
+    }
+
+    #[test]
+    fn deep_finds_labels_inside_containers_and_reveal_removes_them() {
+        let secret = wrap(Value::str("s"), Tag::classified(origin("test")));
+        let v = Value::list(vec![Value::Int(1), Value::tuple(vec![secret])]);
+        assert!(deep(&v).is_some_and(Tag::is_classified));
+        assert!(deep(&reveal(&v)).is_none());
+    }
+
+    #[test]
+    fn a_release_is_honoured_only_while_open() {
+        let secret = wrap(Value::str("s"), Tag::classified(origin("test")));
+        let r = release(&secret, "local");
+        assert!(unreleased(&secret, &|s| s == "local").is_none());
+        assert!(unreleased(&secret, &|s| s == "other").is_some());
+        r.end();
+        assert!(unreleased(&secret, &|s| s == "local").is_some());
+    }
+}

@@ -1,0 +1,117 @@
+//! How calls treat labels: built-ins, methods, standard-library functions and f-strings.
+//!
+//! Each call has one of four modes. *Through*: arguments are passed as they are, because the
+//! callee stores them or walks them with `iterate` (which labels what it yields): `list`,
+//! `sorted`, `xs.append`, `Ok(...)`. *Strip*: a scalar argument's label is taken off, the
+//! result gets it back: `len(secret)`, `abs(n)`, `secret.upper()`. *Flatten*: the callee turns
+//! a structure into one value (`str(xs)`, `",".join(xs)`, `json.encode`), so every label
+//! inside goes onto the result. *Narrow*: a parse into a type (`int(text)`) keeps
+//! confidentiality and drops `unverified`. `print` is none of these: it is a sink, and
+//! renders classified leaves as the placeholder.
+
+use kora_check::hir::{BuiltinId, Sym};
+
+use crate::builtins::id;
+use crate::caller::Caller;
+use crate::error::RtResult;
+use crate::label::{self, Tag};
+use crate::value::Value;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Through,
+    Strip,
+    Flatten,
+    Narrow,
+}
+
+fn builtin_mode(b: BuiltinId) -> Mode {
+    match b.0 {
+        id::STR | id::REPR => Mode::Flatten,
+        id::INT | id::FLOAT | id::BOOL => Mode::Narrow,
+        id::LEN
+        | id::ABS
+        | id::ROUND
+        | id::ORD
+        | id::CHR
+        | id::DIVMOD
+        | id::POW
+        | id::HASH
+        | id::ISINSTANCE
+        | id::TYPE
+        | id::RANGE
+        | id::REMAINING
+        | id::REVERSED => Mode::Strip,
+        _ => Mode::Through,
+    }
+}
+
+/// Calls a built-in with labelled arguments handled by its mode.
+pub(crate) fn builtin(
+    ctx: &mut dyn Caller,
+    b: BuiltinId,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+) -> RtResult<Value> {
+    let mode = builtin_mode(b);
+    if mode == Mode::Through || !label::any() {
+        return crate::builtins::call_plain(ctx, b, args, kwargs);
+    }
+    apply(mode, args, kwargs, |a, k| {
+        crate::builtins::call_plain(ctx, b, a, k)
+    })
+}
+
+/// Runs `f` on the arguments as `mode` says, and labels its result.
+pub(crate) fn apply(
+    mode: Mode,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+    f: impl FnOnce(Vec<Value>, Vec<(Sym, Value)>) -> RtResult<Value>,
+) -> RtResult<Value> {
+    let mut tag: Option<Tag> = None;
+    let mut take = |v: Value| -> Value {
+        match mode {
+            Mode::Flatten => {
+                tag = label::join(tag, label::deep(&v));
+                label::reveal(&v)
+            }
+            Mode::Strip | Mode::Narrow => match v {
+                Value::Labeled(l) => {
+                    tag = label::join(tag, Some(l.tag()));
+                    l.value.clone()
+                }
+                other => other,
+            },
+            Mode::Through => v,
+        }
+    };
+    let args: Vec<Value> = args.into_iter().map(&mut take).collect();
+    let kwargs: Vec<(Sym, Value)> = kwargs.into_iter().map(|(k, v)| (k, take(v))).collect();
+    let r = f(args, kwargs).map_err(|e| label::withhold(e, tag))?;
+    let tag = match (mode, tag) {
+        (Mode::Narrow, Some(t)) => Some(t.verified()),
+        (_, t) => t,
+    };
+    Ok(label::wrap_opt(r, tag))
+}
+
+/// The mode of a method call on `recv`: strings flatten (`join`, `format` read elements),
+/// labelled scalars strip, containers pass arguments through (they store them) and label
+/// the result with the arguments' own labels (`d.get(secret)` is as secret as the key).
+pub(crate) fn method_mode(recv: &Value) -> Mode {
+    match label::plain(recv) {
+        Value::Str(_) => Mode::Flatten,
+        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Tuple(_) => Mode::Through,
+        _ => Mode::Strip,
+    }
+}
+
+/// The label a container method's result gets from its arguments (Through mode).
+pub(crate) fn argument_labels(args: &[Value], kwargs: &[(Sym, Value)]) -> Option<Tag> {
+    let mut tag = None;
+    for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
+        tag = label::join(tag, label::split(v).1);
+    }
+    tag
+}

@@ -1,0 +1,108 @@
+//! `redact(value)`: the value with each classified leaf replaced by a placeholder token, so it
+//! may go to any model; a model's answer that quotes a token gets the real value back, labelled.
+//!
+//! Tokens are process-wide (`[REDACTED-7]`), so a value redacted before a `parallel for` is
+//! restored in any branch's answer. What a token stands for is kept as plain text and the
+//! secret's label: the restored string is classified again, never plain.
+
+use std::sync::Mutex;
+
+use crate::label::{self, Tag};
+use crate::value::{Key, Record, Value};
+
+struct Entry {
+    token: String,
+    text: String,
+    tag: Tag,
+}
+
+static TOKENS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+fn tokens() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+    TOKENS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `redact(v)`.
+pub fn redact(p: &kora_check::hir::Program, v: &Value) -> Value {
+    match v {
+        Value::Labeled(l) if l.bits & label::CLASSIFIED != 0 => {
+            let text = crate::format::to_string(p, &l.value);
+            let mut t = tokens();
+            if let Some(e) = t.iter().find(|e| e.text == text) {
+                return Value::str(e.token.clone());
+            }
+            let token = format!("[REDACTED-{}]", t.len() + 1);
+            t.push(Entry {
+                token: token.clone(),
+                text,
+                tag: l.tag(),
+            });
+            Value::str(token)
+        }
+        Value::List(xs) => Value::list(xs.borrow().iter().map(|x| redact(p, x)).collect()),
+        Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| redact(p, x)).collect()),
+        Value::Dict(d) => Value::dict(
+            d.borrow()
+                .iter()
+                .map(|(k, x)| (Key(redact(p, &k.0)), redact(p, x)))
+                .collect(),
+        ),
+        Value::Record(r) => Value::Record(std::rc::Rc::new(Record {
+            ty: r.ty,
+            fields: std::cell::RefCell::new(
+                r.fields.borrow().iter().map(|x| redact(p, x)).collect(),
+            ),
+        })),
+        Value::Outcome(o) => Value::outcome(o.tag, redact(p, &o.payload)),
+        other => other.clone(),
+    }
+}
+
+/// `v` with every token in its strings replaced by the value it stands for, labelled as it was.
+pub fn restore(v: Value) -> Value {
+    if tokens().is_empty() {
+        return v;
+    }
+    match v {
+        Value::Str(ref s) => {
+            let t = tokens();
+            let mut text = s.as_str().to_string();
+            let mut tag: Option<Tag> = None;
+            for e in t.iter() {
+                if text.contains(&e.token) {
+                    text = text.replace(&e.token, &e.text);
+                    tag = label::join(tag, Some(e.tag));
+                }
+            }
+            drop(t);
+            match tag {
+                Some(tag) => label::wrap(Value::str(text), tag),
+                None => v,
+            }
+        }
+        Value::Labeled(ref l) => {
+            let inner = restore(l.value.clone());
+            label::wrap(inner, l.tag())
+        }
+        Value::List(xs) => Value::list(xs.borrow().iter().map(|x| restore(x.clone())).collect()),
+        Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| restore(x.clone())).collect()),
+        Value::Dict(d) => Value::dict(
+            d.borrow()
+                .iter()
+                .map(|(k, x)| (Key(restore(k.0.clone())), restore(x.clone())))
+                .collect(),
+        ),
+        Value::Record(r) => Value::Record(std::rc::Rc::new(Record {
+            ty: r.ty,
+            fields: std::cell::RefCell::new(
+                r.fields
+                    .borrow()
+                    .iter()
+                    .map(|x| restore(x.clone()))
+                    .collect(),
+            ),
+        })),
+        Value::Outcome(o) => Value::outcome(o.tag, restore(o.payload.clone())),
+        other => other,
+    }
+}

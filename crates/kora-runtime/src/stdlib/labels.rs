@@ -1,0 +1,165 @@
+//! Labels at the standard library's edge: which arguments are sinks, which results are
+//! sources, and how the rest of a call carries labels through.
+//!
+//! Dangerous arguments (a file path, a URL, SQL text, an HTTP body) refuse classified and
+//! unverified values. Text written to a file or a database is output, so classified leaves
+//! become the placeholder. Results that come from outside (file contents, HTTP responses)
+//! are unverified; `env.get` is classified; a parse into a type keeps confidentiality and
+//! leaves only its strings unverified. Everything else flattens: the result carries every
+//! label of its arguments (`json.encode(secret)` is secret).
+
+use kora_check::std_api::StdFn;
+
+use crate::declassify::refuse_unverified;
+use crate::error::{codes, RtError, RtResult};
+use crate::interp::Interp;
+use crate::label::{self, Tag};
+use crate::value::{OutcomeTag, Value};
+
+use super::Args;
+
+impl Interp<'_> {
+    /// `dispatch` once labels exist in the process.
+    pub(super) fn dispatch_labeled(&mut self, mut a: Args) -> RtResult<Value> {
+        use StdFn::*;
+        let sink = match a.func {
+            FsRead | FsLines | FsBytes | FsWrite | FsAppend | FsList | FsGlob | FsExists
+            | FsRemove | FsMkdir | SqlOpen => Some("a file path"),
+            HttpGet | HttpPost => Some("a URL"),
+            DbQuery | DbExecute | DbExecuteMany => Some("SQL text"),
+            _ => None,
+        };
+        if let (Some(what), Some(Some(v))) = (sink, a.vals.first()) {
+            refuse_secret(v, what)?;
+            refuse_unverified(v, what)?;
+        }
+        if a.func == HttpPost {
+            if let Some(Some(v)) = a.vals.get(1) {
+                refuse_secret(v, "the body of an HTTP request")?;
+            }
+        }
+        if matches!(
+            a.func,
+            FsWrite | FsAppend | DbQuery | DbExecute | DbExecuteMany
+        ) {
+            if let Some(Some(v)) = a.vals.get(1) {
+                let shown = self.redacted(v);
+                a.vals[1] = Some(shown);
+            }
+        }
+        if a.func == NotesWrite {
+            // The note keeps the label itself (see notes.rs).
+            return self.dispatch_plain(a);
+        }
+        let mut tag: Option<Tag> = None;
+        if let Some(r) = &a.recv {
+            tag = label::join(tag, label::deep(r));
+        }
+        for v in a.vals.iter().flatten() {
+            tag = label::join(tag, label::deep(v));
+        }
+        if tag.is_some() {
+            a.recv = a.recv.as_ref().map(label::reveal);
+            for v in a.vals.iter_mut().flatten() {
+                *v = label::reveal(v);
+            }
+        }
+        let site = a.site.clone();
+        let func = a.func;
+        let r = self.dispatch_plain(a)?;
+        Ok(match func {
+            // The value is the secret; why it is missing is not.
+            EnvGet => match &r {
+                Value::Outcome(o) if o.tag == OutcomeTag::Ok => label::wrap(
+                    r,
+                    Tag::classified(label::origin(&format!("the value of `env.get` at {site}"))),
+                ),
+                _ => r,
+            },
+            FsRead | FsLines | FsBytes | HttpGet | HttpPost => {
+                let from = label::origin(&format!("what `{}` read at {site}", member(func)));
+                let r = label::on_strings(r, Tag::unverified(from));
+                label::wrap_opt(r, tag)
+            }
+            JsonParse | CsvParse | YamlParse | XmlParse => match tag {
+                Some(t) => {
+                    let r = label::on_strings(
+                        r,
+                        Tag {
+                            bits: t.bits & label::UNVERIFIED,
+                            ..t
+                        },
+                    );
+                    if t.is_classified() {
+                        label::wrap(
+                            r,
+                            Tag {
+                                bits: label::CLASSIFIED,
+                                untrusted_from: 0,
+                                ..t
+                            },
+                        )
+                    } else {
+                        r
+                    }
+                }
+                None => r,
+            },
+            _ => label::wrap_opt(r, tag),
+        })
+    }
+
+    /// Text bound for a file or a database: classified leaves replaced by the placeholder.
+    fn redacted(&self, v: &Value) -> Value {
+        match label::deep(v) {
+            Some(t) if t.is_classified() => match label::plain(v) {
+                Value::Str(_) => Value::str(crate::format::to_string(&self.prog, v)),
+                _ => redact_leaves(v),
+            },
+            _ => label::reveal(v),
+        }
+    }
+}
+
+/// `v` with each classified leaf replaced by the placeholder string, other labels dropped.
+fn redact_leaves(v: &Value) -> Value {
+    match v {
+        Value::Labeled(l) if l.bits & label::CLASSIFIED != 0 => Value::str(label::placeholder()),
+        Value::Labeled(l) => redact_leaves(&l.value),
+        Value::List(xs) => Value::list(xs.borrow().iter().map(redact_leaves).collect()),
+        Value::Tuple(xs) => Value::tuple(xs.iter().map(redact_leaves).collect()),
+        Value::Dict(d) => Value::dict(
+            d.borrow()
+                .iter()
+                .map(|(k, x)| (crate::value::Key(redact_leaves(&k.0)), redact_leaves(x)))
+                .collect(),
+        ),
+        other => label::reveal(other),
+    }
+}
+
+fn member(f: StdFn) -> String {
+    let m = kora_check::std_api::member(f);
+    match m.owner {
+        kora_check::std_api::Owner::Module(md) => format!("{}.{}", md.name(), m.name),
+        _ => m.name.to_string(),
+    }
+}
+
+/// Refuses a classified value where it would leave the program as part of an operation's
+/// target (a path, a URL, SQL text) or an HTTP body: no `[sinks]` name covers these.
+fn refuse_secret(v: &Value, what: &str) -> RtResult<()> {
+    if !label::any() {
+        return Ok(());
+    }
+    match label::deep(v) {
+        Some(t) if t.is_classified() => Err(RtError::new(
+            codes::CLASSIFIED_TO_SINK,
+            format!(
+                "{} cannot be used as {what}: it would leave the program; keep secrets out of paths, URLs, SQL text and request bodies (pass them as SQL parameters, or send them to a model inside `declassify`)",
+                label::origin_text(t.secret_from)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}

@@ -39,6 +39,8 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("bound_method", "", "m = secret.lower\nv = m()", "hunter2"),
     ("comprehension", "", "v = \"\".join([c for c in secret])", "hunter2"),
     ("generator_loop", "", "v = \"\"\nfor c in secret:\n    v = v + c", "hunter2"),
+    ("augmented_assign", "", "v = \"<\"\nv += secret", "hunter2"),
+    ("augmented_int", "", "v = 1\nv += int(classified(\"424242\"))", "424243"),
     ("sorted_then_joined", "", "v = \"\".join(sorted([secret]))", "hunter2"),
     ("reversed_twice", "", "v = \"\".join(reversed(list(reversed(secret))))", "hunter2"),
     ("max", "", "v = max([secret, \"a\"])", "hunter2"),
@@ -160,7 +162,11 @@ fn the_same_flows_reach_the_model_inside_a_declassify_block() {
     for (name, decls, setup, needle) in CASES {
         if matches!(
             *name,
-            "int_arithmetic" | "float_arithmetic" | "env_value" | "notes_round_trip"
+            "int_arithmetic"
+                | "float_arithmetic"
+                | "augmented_int"
+                | "env_value"
+                | "notes_round_trip"
         ) {
             // Their secret is not `secret` (a note read back is a new classified value).
             continue;
@@ -352,4 +358,74 @@ fn an_allowlist_check_narrows_unverified_text() {
         std::fs::read_to_string(d.join("report.txt")).unwrap_or_default(),
         "x"
     );
+}
+
+#[test]
+fn a_recorded_cassette_holds_the_placeholder_not_the_released_secret() {
+    let fake = FakeProvider::start();
+    let d = temp_dir("kora-labels", "cassette");
+    write_fake_config(&d, &fake.openai_endpoint());
+    let src = format!(
+        "secret = classified(\"{SECRET}\")\ndeclassify secret for default:\n    r = analyze({{\"k\": secret}}, f\"check {{secret}}\")\nprint(r)\n"
+    );
+    std::fs::write(d.join("main.ko"), &src).expect("program");
+    let out = kora(&d, &["run", "--record", "main.ko"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(sent.contains(SECRET), "the model got the released value");
+    let cassette = std::fs::read_to_string(d.join("main.cassette.json")).expect("cassette");
+    assert!(
+        !cassette.contains("hunter2") && cassette.contains("__CLASSIFIED__"),
+        "{cassette}"
+    );
+    // And it replays: the key was computed from the real material.
+    fake.reset();
+    let out = kora(&d, &["run", "--replay", "main.ko"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(fake.count(), 0);
+}
+
+#[test]
+fn a_tool_cannot_hand_a_secret_to_the_model_and_a_module_cannot_launder_one() {
+    let fake = FakeProvider::start();
+    let d = temp_dir("kora-labels", "tool");
+    write_fake_config(&d, &fake.openai_endpoint());
+    fake.push(kora_testkit::Behaviour::ToolCalls(vec![(
+        "account_token".into(),
+        serde_json::json!({"user": "ada"}),
+    )]));
+    std::fs::write(
+        d.join("main.ko"),
+        format!("tool account_token(user: str) -> str:\n    \"\"\"The user's API token.\"\"\"\n    return classified(\"{SECRET}\")\n\ntype Answer:\n    token: str\n\nr: Result[Answer] = analyze(\"ada\", \"What is ada's token?\", tools=[account_token])\nprint(r)\n"),
+    )
+    .expect("program");
+    let out = kora(&d, &["run", "main.ko"], None);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("E1341") && err.contains("result of the tool `account_token`"),
+        "{err}"
+    );
+    let sent: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(!sent.contains("hunter2"), "{sent}");
+    // Through a file module: the label crosses the `use` boundary both ways.
+    std::fs::write(
+        d.join("lib.ko"),
+        "def wrap(x: str) -> dict[str, str]:\n    return {\"inner\": x + \"\"}\n",
+    )
+    .expect("module");
+    std::fs::write(
+        d.join("main.ko"),
+        format!("use \"./lib.ko\" as lib\nsecret = classified(\"{SECRET}\")\nv = lib.wrap(secret)\nprint(v)\nr = analyze(v, \"x\")\n"),
+    )
+    .expect("program");
+    fake.reset();
+    let out = kora(&d, &["run", "main.ko"], None);
+    let err = text(&out.stderr);
+    assert!(
+        text(&out.stdout).contains("{'inner': __CLASSIFIED__}"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(err.contains("E1341") && fake.count() == 0, "{err}");
 }

@@ -67,6 +67,16 @@ impl KeyMaterial {
     }
 }
 
+fn scrub_json(j: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match j {
+        J::String(s) => J::String(crate::label::scrub(&s)),
+        J::Array(xs) => J::Array(xs.into_iter().map(scrub_json).collect()),
+        J::Object(m) => J::Object(m.into_iter().map(|(k, v)| (k, scrub_json(v))).collect()),
+        other => other,
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Entry {
     pub key: String,
@@ -185,7 +195,13 @@ impl Cassette {
         )
     }
 
-    pub fn put(&mut self, entry: Entry) {
+    pub fn put(&mut self, mut entry: Entry) {
+        // A cassette is a file committed beside the program: a secret released to the model
+        // is written as the placeholder. The key was computed from the real material.
+        let m = &mut entry.material;
+        m.data = crate::label::scrub(&m.data);
+        m.prompt = crate::label::scrub(&m.prompt);
+        m.history = scrub_json(std::mem::take(&mut m.history));
         self.entries.retain(|e| e.key != entry.key);
         self.entries.push(entry);
         self.dirty = true;

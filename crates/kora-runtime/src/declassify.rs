@@ -118,6 +118,11 @@ impl Interp<'_> {
         let cfg = crate::analyze::lock(&shared).config.clone();
         let allows = |sink: &str| cfg.sink_covers(sink, called, entry);
         for (what, v) in parts {
+            label::each_labeled(v, &mut |l| {
+                if l.bits & label::CLASSIFIED != 0 {
+                    label::note_sent(crate::format::to_string(&self.prog, &l.value));
+                }
+            });
             if let Some(tag) = label::unreleased(v, &allows) {
                 let model = called.unwrap_or("default");
                 return Err(RtError::new(

@@ -435,6 +435,36 @@ pub fn origin_text(id: u32) -> String {
     }
 }
 
+/// Texts of classified values a release let reach a model: scrubbed from files that record
+/// the exchange (cassettes).
+static SENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Remembers the text of a released secret that was sent to a model.
+pub fn note_sent(text: String) {
+    let mut s = SENT.lock().unwrap_or_else(|e| e.into_inner());
+    if !text.is_empty() && !s.contains(&text) {
+        // Longest first, so a secret that contains another is replaced whole.
+        s.push(text);
+        s.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    }
+}
+
+/// `text` with every released secret it quotes replaced by the placeholder. JSON text quotes
+/// strings with escapes, so the escaped form is replaced too.
+pub fn scrub(text: &str) -> String {
+    let s = SENT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = text.to_string();
+    for secret in s.iter() {
+        out = out.replace(secret.as_str(), placeholder());
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let inner = escaped.trim_matches('"');
+        if inner != secret {
+            out = out.replace(inner, placeholder());
+        }
+    }
+    out
+}
+
 static NEXT_RELEASE: AtomicU32 = AtomicU32::new(1);
 
 /// Opens a release of the classified leaves of `v` for `sink`; undone by `Release::end`.

@@ -201,7 +201,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             if keys {
                 return Ok(ok(str_list(found)));
             }
-            let stored = found.first().is_some();
+            let stored = !found.is_empty();
             let secret = found.get(1).is_some_and(|s| s == "true");
             let v = match found.first() {
                 None => a.get(1).cloned().unwrap_or(Value::None),

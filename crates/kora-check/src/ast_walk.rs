@@ -31,6 +31,7 @@ pub fn child_blocks(s: &Stmt) -> Vec<&[Stmt]> {
         | StmtKind::For { body, .. }
         | StmtKind::Budget { body, .. }
         | StmtKind::Context { body, .. }
+        | StmtKind::ModelBlock { body, .. }
         | StmtKind::Mock { body, .. }
         | StmtKind::Declassify { body, .. }
         | StmtKind::Test { body, .. } => out.push(body),
@@ -92,7 +93,9 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
             out.push(cond);
             out.extend(msg);
         }
-        StmtKind::Budget { args, .. } | StmtKind::Context { args, .. } => {
+        StmtKind::Budget { args, .. }
+        | StmtKind::Context { args, .. }
+        | StmtKind::ModelBlock { args, .. } => {
             out.extend(args.iter().map(arg_expr));
         }
         StmtKind::Mock { value, .. } | StmtKind::Declassify { value, .. } => out.push(value),

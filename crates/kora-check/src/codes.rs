@@ -35,6 +35,8 @@ pub const HANDLER_WITHOUT_CALL: &str = "E0823";
 pub const BAD_CONTEXT: &str = "E0824";
 // Security labels (E0830–E0839).
 pub const CLASSIFIED_TO_MODEL: &str = "E0830";
+// Model choice (E0840–E0849).
+pub const BAD_MODEL_CHOICE: &str = "E0840";
 pub const NOT_YET: &str = "E0901";
 pub const NO_STD_MEMBER: &str = "E0601";
 pub const STD_NOT_VALUE: &str = "E0602";

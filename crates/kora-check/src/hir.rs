@@ -107,6 +107,8 @@ pub struct Function {
     pub body: Vec<Stmt>,
     pub doc: Option<String>,
     pub isolated: bool,
+    /// `agent f() -> T: model("name")`: the `[models]` entry its model calls use.
+    pub model: Option<String>,
     pub span: Span,
 }
 
@@ -173,6 +175,11 @@ pub enum StmtKind {
     Context {
         max_input: Expr,
         reserve_output: Option<Expr>,
+        body: Vec<Stmt>,
+    },
+    /// `with model("name"):`: model calls made while the body runs use this entry.
+    ModelBlock {
+        name: Expr,
         body: Vec<Stmt>,
     },
     /// `parallel for`: every item's body runs in a fresh interpreter on a worker thread.
@@ -380,9 +387,11 @@ pub struct AnalyzeCall {
     pub on_tool_call: Option<ToolHandler>,
     /// `on tool_result(name, args, result):`, run after each tool call.
     pub on_tool_result: Option<ToolHandler>,
+    /// `on token(piece):`, run for each streamed piece instead of printing it.
+    pub on_token: Option<ToolHandler>,
 }
 
-/// An `on tool_call` / `on tool_result` block. It runs in the frame of the statement it
+/// An `on tool_call` / `on tool_result` / `on token` block. It runs in the frame of the statement it
 /// hangs off: its parameters are that frame's slots, and a `return` in it answers the
 /// loop (the text that replaces the tool, or the replacement result) instead of the function.
 #[derive(Debug)]

@@ -17,6 +17,7 @@ mod lower_call;
 mod lower_eval;
 mod lower_expr;
 mod lower_fn;
+mod lower_model;
 mod lower_parallel;
 mod lower_pattern;
 mod lower_std;

@@ -135,6 +135,8 @@ pub(crate) struct Lowerer<'a> {
     /// Inside an `on tool_call`/`on tool_result` body: the function depth it runs at and
     /// the type its `return` must have.
     pub handler_ret: Option<(usize, Ty)>,
+    /// Inside an `on token` body: the function depth it runs at (its `return` is refused).
+    pub token_handler: Option<usize>,
     /// Literal limits of the `budget` blocks enclosing the code being lowered, outermost first.
     pub budget_literals: Vec<crate::lower_budget::LiteralLimit>,
 }
@@ -164,6 +166,7 @@ impl<'a> Lowerer<'a> {
             facts: None,
             pending_handlers: Vec::new(),
             handler_ret: None,
+            token_handler: None,
             budget_literals: Vec::new(),
         }
     }
@@ -237,6 +240,7 @@ impl<'a> Lowerer<'a> {
             body,
             doc: None,
             isolated: false,
+            model: None,
             span: Span::default(),
         })
     }

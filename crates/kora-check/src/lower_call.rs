@@ -66,8 +66,10 @@ impl Lowerer<'_> {
             return (ex(H::None, span), Ty::Outcome(Box::new(expect)));
         }
         self.pending_handlers = handlers;
-        let (on_tool_call, on_tool_result) =
+        let (on_tool_call, on_tool_result, on_token) =
             self.claim_handlers(tools.is_some(), stream, &expect, span);
+        // A token handler is what the pieces go to, so the call streams.
+        let stream = stream || on_token.is_some();
         let prompt = positional.pop().expect("two arguments");
         let data = positional.pop().expect("two arguments");
         let site = match self.ops.get(span) {
@@ -84,6 +86,7 @@ impl Lowerer<'_> {
             tools,
             on_tool_call,
             on_tool_result,
+            on_token,
         };
         (
             ex(H::Analyze(Box::new(call)), span),

@@ -181,6 +181,7 @@ impl Lowerer<'_> {
             tools: None,
             on_tool_call: None,
             on_tool_result: None,
+            on_token: None,
         };
         Some((ex(H::Analyze(Box::new(call)), span), result))
     }

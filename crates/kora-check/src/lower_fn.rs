@@ -54,7 +54,8 @@ impl Lowerer<'_> {
             Some(f) if !f.is_module => format!("{}.{}", f.name, def.name.name),
             _ => def.name.name.clone(),
         };
-        self.lower_function(
+        let model = self.agent_model(def);
+        let mut f = self.lower_function(
             def.span,
             &qual,
             def.kind,
@@ -63,7 +64,12 @@ impl Lowerer<'_> {
             def.doc.clone(),
             def.isolated,
             |l| l.block(&def.body),
-        )
+        );
+        // Just made, so not yet shared.
+        if let (Some(m), Some(func)) = (model, Arc::get_mut(&mut f)) {
+            func.model = Some(m);
+        }
+        f
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -241,6 +247,7 @@ impl Lowerer<'_> {
             body,
             doc,
             isolated,
+            model: None,
             span,
         })
     }

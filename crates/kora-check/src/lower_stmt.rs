@@ -114,6 +114,9 @@ impl Lowerer<'_> {
                     });
                     return Some(H::Return(v));
                 }
+                if self.token_handler == Some(self.fns.len()) {
+                    self.refuse_token_return(s.span);
+                }
                 let in_handler = self
                     .handler_ret
                     .clone()
@@ -177,6 +180,7 @@ impl Lowerer<'_> {
             }
             AS::Budget { args, body } => return self.budget_block(args, body, s.span),
             AS::Context { args, body } => return self.context_block(args, body, s.span),
+            AS::ModelBlock { args, body } => return self.model_block(args, body, s.span),
             AS::Mock {
                 target,
                 value,

@@ -24,10 +24,6 @@ impl Lowerer<'_> {
     pub(crate) fn unclaimed_handlers(&mut self) {
         let hs = std::mem::take(&mut self.pending_handlers);
         if let Some(h) = hs.first() {
-            if h.event.name == "token" {
-                self.not_yet("the `on token` handler", h.span);
-                return;
-            }
             self.err(
                 Diagnostic::error(
                     codes::HANDLER_WITHOUT_CALL,
@@ -35,9 +31,7 @@ impl Lowerer<'_> {
                     h.event.span,
                 )
                 .with_label("this statement makes no model call")
-                .with_help(
-                    "attach the handler to the statement that calls `analyze(..., tools=[...])`",
-                ),
+                .with_help("attach the handler to the statement that calls `analyze(...)`"),
             );
         }
     }
@@ -95,7 +89,11 @@ impl Lowerer<'_> {
         stream: bool,
         expect: &Ty,
         span: Span,
-    ) -> (Option<hir::ToolHandler>, Option<hir::ToolHandler>) {
+    ) -> (
+        Option<hir::ToolHandler>,
+        Option<hir::ToolHandler>,
+        Option<hir::ToolHandler>,
+    ) {
         if has_tools && stream {
             self.err(
                 Diagnostic::error(
@@ -120,10 +118,58 @@ impl Lowerer<'_> {
             );
         }
         let hs = std::mem::take(&mut self.pending_handlers);
-        let (mut call, mut result) = (None, None);
+        let (mut call, mut result, mut token) = (None, None, None);
+        // One `on ...` per call: tokens and tool calls are two different calls' concerns.
+        let watches_tokens = hs.iter().any(|h| h.event.name == "token");
+        if let (true, Some(other)) = (watches_tokens, hs.iter().find(|h| h.event.name != "token")) {
+            self.err(
+                Diagnostic::error(
+                    codes::BAD_HANDLER,
+                    format!("`on token` and `on {}` on one call", other.event.name),
+                    other.event.span,
+                )
+                .with_label("a second kind of handler")
+                .with_help("a streamed call takes `on token`; a tool loop takes `on tool_call` / `on tool_result`"),
+            );
+            return (None, None, None);
+        }
         for h in &hs {
             if h.event.name == "token" {
-                self.not_yet("the `on token` handler", h.span);
+                if token.is_some() {
+                    self.err(
+                        Diagnostic::error(
+                            codes::BAD_HANDLER,
+                            "a second `on token` on one call",
+                            h.event.span,
+                        )
+                        .with_label("already handled above")
+                        .with_help("merge the two bodies into one handler"),
+                    );
+                } else if has_tools {
+                    self.err(
+                        Diagnostic::error(
+                            codes::TOOLS_SHAPE,
+                            "a call given `tools=` does not stream",
+                            h.event.span,
+                        )
+                        .with_label("`on token` on a tool loop")
+                        .with_help(
+                            "drop `on token`: a tool loop answers once, with a typed result",
+                        ),
+                    );
+                } else if h.params.len() != 1 {
+                    self.err(
+                        Diagnostic::error(
+                            codes::BAD_HANDLER,
+                            format!("`on token` takes 1 parameter, got {}", h.params.len()),
+                            h.span,
+                        )
+                        .with_label("wrong number of names")
+                        .with_help("write `on token(piece):`"),
+                    );
+                } else {
+                    token = Some(self.token_handler(h));
+                }
                 continue;
             }
             let Some((_, params)) = EVENTS.iter().find(|(n, _)| *n == h.event.name) else {
@@ -190,7 +236,31 @@ impl Lowerer<'_> {
             }
             *slot = Some(self.tool_handler(h));
         }
-        (call, result)
+        (call, result, token)
+    }
+
+    /// `on token(piece):` runs per streamed piece; it watches the call and cannot end it.
+    fn token_handler(&mut self, h: &ast::Handler) -> hir::ToolHandler {
+        let params = vec![
+            self.store_name(&h.params[0].name, h.params[0].span, Some(Ty::Str))
+                .0,
+        ];
+        let saved = self.token_handler.replace(self.fns.len());
+        let saved_ret = self.handler_ret.take();
+        let loops = std::mem::take(&mut self.f().loops);
+        let body = self.block(&h.body);
+        self.f().loops = loops;
+        self.handler_ret = saved_ret;
+        self.token_handler = saved;
+        hir::ToolHandler { params, body }
+    }
+
+    pub(crate) fn refuse_token_return(&mut self, span: Span) {
+        self.err(
+            Diagnostic::error(codes::BAD_HANDLER, "`return` inside `on token`", span)
+                .with_label("an `on token` handler cannot end the call or its function")
+                .with_help("the handler sees each piece as it arrives; match the call's outcome after it to act on the whole answer"),
+        );
     }
 
     fn tool_handler(&mut self, h: &ast::Handler) -> hir::ToolHandler {

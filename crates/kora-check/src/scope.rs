@@ -350,7 +350,9 @@ impl Builder<'_> {
                     self.expr(m);
                 }
             }
-            StmtKind::Budget { args, body } | StmtKind::Context { args, body } => {
+            StmtKind::Budget { args, body }
+            | StmtKind::Context { args, body }
+            | StmtKind::ModelBlock { args, body } => {
                 for a in args {
                     self.arg(a);
                 }

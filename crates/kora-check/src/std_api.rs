@@ -63,6 +63,8 @@ pub enum StdType {
     Db,
     /// `time.DateTime`: an instant with its time zone (aware only).
     DateTime,
+    /// `fs.Image`: a PNG, JPEG, GIF or WebP image's bytes, for `analyze`.
+    Image,
 }
 
 impl StdType {
@@ -70,6 +72,7 @@ impl StdType {
         match self {
             StdType::Db => "sql.Db",
             StdType::DateTime => "time.DateTime",
+            StdType::Image => "fs.Image",
         }
     }
 
@@ -77,6 +80,7 @@ impl StdType {
         match name {
             "sql.Db" => Some(StdType::Db),
             "time.DateTime" => Some(StdType::DateTime),
+            "fs.Image" => Some(StdType::Image),
             _ => None,
         }
     }
@@ -135,6 +139,9 @@ pub enum StdFn {
     FsRead,
     FsLines,
     FsBytes,
+    FsImage,
+    ImageFormat,
+    ImageSize,
     FsWrite,
     FsAppend,
     FsList,
@@ -257,6 +264,9 @@ pub const MEMBERS: &[Member] = &[
     m!(FsRead, M(Fs), "read", [("path", "str", false)], "Result[str]", None, Read, "a file's text"),
     m!(FsLines, M(Fs), "lines", [("path", "str", false)], "Result[list[str]]", None, Read, "a file's lines, without line endings"),
     m!(FsBytes, M(Fs), "bytes", [("path", "str", false)], "Result[list[int]]", None, Read, "a file's bytes"),
+    m!(FsImage, M(Fs), "image", [("path", "str", false)], "Result[fs.Image]", None, Read, "a PNG, JPEG, GIF or WebP image, for `analyze`"),
+    prop!(ImageFormat, Image, "format", "str"),
+    prop!(ImageSize, Image, "size", "int"),
     m!(FsWrite, M(Fs), "write", [("path", "str", false), ("text", "str", false)], "Result[None]", None, WorldChanging, "replaces a file's text"),
     m!(FsAppend, M(Fs), "append", [("path", "str", false), ("text", "str", false)], "Result[None]", None, WorldChanging, "adds text at a file's end"),
     m!(FsList, M(Fs), "list", [("path", "str", true)], "Result[list[str]]", None, Read, "a folder's entries, sorted"),
@@ -437,6 +447,7 @@ mod tests {
                 Owner::Module(md) => format!("`{}.{}(", md.name(), m.name),
                 Owner::Value(StdType::Db) => format!("`db.{}(", m.name),
                 Owner::Value(StdType::DateTime) => format!("`{}", m.name),
+                Owner::Value(StdType::Image) => format!("`image.{}`", m.name),
             };
             assert!(
                 doc.contains(&needle),

@@ -56,6 +56,9 @@ enum Command {
         /// Do not write the run's trace to .kora/traces/
         #[arg(long)]
         no_trace: bool,
+        /// Model calls use this `[models]` entry unless a call, block or agent names another
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
         /// The `.ko` file to run
         #[arg(required_unless_present = "resume")]
         file: Option<PathBuf>,
@@ -157,6 +160,7 @@ fn main() -> ExitCode {
             resume,
             report,
             no_trace,
+            model,
         } => {
             let mode = if record {
                 kora_runtime::cassette::Mode::Record
@@ -177,6 +181,7 @@ fn main() -> ExitCode {
                 run_id,
                 observe: observe(report, no_trace),
                 durability,
+                model,
             })
         }
         Command::Test {

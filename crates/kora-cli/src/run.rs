@@ -24,6 +24,8 @@ pub struct RunOpts {
     pub run_id: Option<String>,
     pub observe: Observe,
     pub durability: Durability,
+    /// `--model NAME`: the run's model, over `kora.toml`'s default (blocks, agents and call sites override it).
+    pub model: Option<String>,
 }
 
 pub fn run(opts: RunOpts) -> u8 {
@@ -65,6 +67,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         mut run_id,
         observe,
         durability,
+        model: opts_model,
     } = opts;
     let mut resumed = None;
     let file = match (&durability, file) {
@@ -151,6 +154,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             return 2;
         }
     };
+    if let Some(name) = &opts_model {
+        if let Err(e) = config.resolve(Some(name)) {
+            eprintln!("error: --model {name}: {e}");
+            return 2;
+        }
+    }
     let cassette = match Cassette::open(&Cassette::path_for(&file)) {
         Ok(c) => c,
         Err(e) => {
@@ -200,6 +209,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         config,
         cassette: Some(cassette),
         mode,
+        main_model: opts_model,
     });
     let result = interp.run_main();
     let saved = interp.finish();

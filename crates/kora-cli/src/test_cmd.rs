@@ -204,6 +204,7 @@ fn run_one(
         config: config.clone(),
         cassette: Some(cassette),
         mode,
+        main_model: None,
     });
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), span);

@@ -114,6 +114,7 @@ fn run(
         config,
         cassette: Some(cassette),
         mode: launch.mode,
+        main_model: None,
     });
     if launch.debug {
         interp.attach(Box::new(Stepper::new(

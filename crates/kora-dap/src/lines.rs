@@ -139,6 +139,7 @@ fn blocks(s: &Stmt) -> Vec<&[Stmt]> {
         | StmtKind::For { body, .. }
         | StmtKind::Budget { body, .. }
         | StmtKind::Context { body, .. }
+        | StmtKind::ModelBlock { body, .. }
         | StmtKind::Mock { body, .. }
         | StmtKind::Declassify { body, .. }
         | StmtKind::Test { body, .. } => vec![body],

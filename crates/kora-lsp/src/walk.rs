@@ -28,6 +28,7 @@ pub fn child_blocks(s: &Stmt) -> Vec<&[Stmt]> {
         | StmtKind::For { body, .. }
         | StmtKind::Budget { body, .. }
         | StmtKind::Context { body, .. }
+        | StmtKind::ModelBlock { body, .. }
         | StmtKind::Mock { body, .. }
         | StmtKind::Declassify { body, .. }
         | StmtKind::Test { body, .. } => out.push(body),

@@ -12,16 +12,18 @@ use serde_json::Value as Json;
 
 use kora_check::hir::AnalyzeCall;
 use kora_check::types::Ty;
-use kora_models::{Decoded, Request};
+use std::time::Instant;
 
-use crate::budget::Meter;
+use kora_models::{ModelEntry, Request, Settings};
+
 use crate::cassette::{self, KeyMaterial, Mode};
 use crate::effect::{Class, Effect, Kind, Observation, Stop};
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::Interp;
 use crate::json_value::{from_json, shape_of, to_json};
-use crate::model_effect::{CassetteSlot, ModelAnswer};
+use crate::model_effect::{answer_of, CassetteSlot, ModelAnswer};
 use crate::model_span::{Answered, ModelObs};
+use crate::stdlib::image::images_in;
 use crate::value::{OutcomeTag, Value};
 
 /// What a run needs to make model calls: its configuration and its cassette.
@@ -29,6 +31,8 @@ pub struct Models {
     pub config: crate::config::Config,
     pub cassette: Option<cassette::Cassette>,
     pub mode: Mode,
+    /// `kora run --model NAME`: the run's own choice, over `kora.toml`'s default.
+    pub main_model: Option<String>,
 }
 
 /// The models of a run, shared by the interpreter and every `parallel for` worker.
@@ -120,8 +124,16 @@ impl Interp<'_> {
                     ))
                 }
             },
+            // No call-site choice: the innermost block or agent, then `kora run --model`.
             None => None,
         };
+        let model_name = model_name
+            .or_else(|| self.model_scope.last().cloned())
+            .or_else(|| {
+                self.models
+                    .as_ref()
+                    .and_then(|m| lock(m).main_model.clone())
+            });
         let Some(shared) = self.models.clone() else {
             return Err(RtError::new(
                 codes::CONFIG,
@@ -140,6 +152,10 @@ impl Interp<'_> {
             &call.site,
         )?;
         let data_json = to_json(&self.prog, &data).map_err(|m| RtError::new(codes::TYPE, m))?;
+        // Each image left an `<image>` marker in the JSON; its pixels ride beside it, in marker order.
+        let (mut pixels, mut fingerprints) = (Vec::new(), Vec::new());
+        images_in(&self.prog, &data, &mut pixels, &mut fingerprints);
+        let images: Vec<kora_models::ImageData> = pixels.iter().map(|i| (**i).clone()).collect();
         let data_text = if matches!(data_json, Json::Null) {
             String::new()
         } else {
@@ -160,7 +176,7 @@ impl Interp<'_> {
             model: entry.name.clone(),
             prompt: prompt.clone(),
             data: data_text.clone(),
-            images: Vec::new(),
+            images: fingerprints,
             tools: Json::Null,
             history: Json::Null,
         };
@@ -168,7 +184,7 @@ impl Interp<'_> {
             let outer = self
                 .model_sink
                 .replace((model_name, entry.clone(), call.site.clone()));
-            let r = self.tool_loop(call, entry, material, obs);
+            let r = self.tool_loop(call, entry, material, images, obs);
             self.model_sink = outer;
             return r;
         }
@@ -176,12 +192,12 @@ impl Interp<'_> {
             return Ok(failed);
         }
         let typed = call.expect != Ty::Str;
-        let shape = typed.then(|| shape_of(&self.prog, &call.expect));
         let req = Request {
             model: entry.name.clone(),
             prompt,
             data: data_text,
-            schema: shape.clone(),
+            images,
+            schema: typed.then(|| shape_of(&self.prog, &call.expect)),
             stream: call.stream,
             ..Request::default()
         };
@@ -196,6 +212,89 @@ impl Interp<'_> {
         // Prepared: the run's observers first (a budget admits or refuses the call), then the
         // cassette, which may answer it from a recording; see model_effect.rs.
         let deadline = self.budget_chain().deadline();
+        let (ran, found) = match &call.on_token {
+            // The handler is program code, so the call runs on the three-call pipeline.
+            Some(h) => self.token_stream(call, h, &entry, &settings, &req, deadline, slot, obs)?,
+            None => {
+                let ran =
+                    self.plain_call(call, &entry, &settings, &req, deadline, &mut slot, obs)?;
+                (ran, slot.take_result())
+            }
+        };
+        let (replayed, to_record, missed) = (found.replayed, found.to_record, found.missed);
+        let answer = match ran {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(why)) => {
+                return Err(RtError::new(
+                    codes::EFFECT_REFUSED,
+                    format!("the model call at {} failed: {why}", call.site),
+                ))
+            }
+            // Admission: a budget with nothing left makes the call's value `Exhausted(meter)`.
+            Err(Stop::Exhausted(m)) => {
+                obs.failure = Some(format!("budget exhausted: {}", m.name()));
+                return Ok(Value::outcome(OutcomeTag::Exhausted, Value::str(m.name())));
+            }
+            Err(Stop::Refused(why)) => {
+                return Err(match missed {
+                    Some(miss) => RtError::new(
+                        codes::REPLAY_MISS,
+                        format!("no recorded answer for the model call at {}: {miss}; record it with `kora run --record`", call.site),
+                    ),
+                    None => RtError::new(
+                        codes::EFFECT_REFUSED,
+                        format!("the model call at {} was refused: {why}", call.site),
+                    ),
+                });
+            }
+            Err(Stop::BadRecord(why)) => return Err(RtError::new(codes::EFFECT_REFUSED, why)),
+        };
+        let outcome = self.recorded_outcome(call, &answer.outcome);
+        if let Some(rec) = &replayed {
+            // trace: a replayed call reports the tokens it was recorded with.
+            obs.answered = Answered::Cassette;
+            obs.input_tokens = rec.usage.input_tokens;
+            obs.output_tokens = rec.usage.output_tokens;
+            // A replayed stream hands over its text in one piece, as a server that does not stream would.
+            if call.stream {
+                if let Value::Outcome(o) = &outcome {
+                    if let (OutcomeTag::Ok, Value::Str(s)) = (o.tag, &o.payload) {
+                        let text = s.as_str().to_string();
+                        if let Some(h) = &call.on_token {
+                            self.run_token_handler(h, &text)?;
+                        } else {
+                            self.write(&text)?;
+                            if !text.ends_with('\n') {
+                                self.write("\n")?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Terminal left the answer with the cassette slot; it is written only if it fits the type.
+        let is_failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
+        if let (Some(entry), false) = (to_record, is_failed) {
+            if let Some(c) = lock(&shared).cassette.as_mut() {
+                c.put(entry);
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// A call with no handler: one effect, its performer in a closure. A stream prints its
+    /// pieces as they come.
+    #[allow(clippy::too_many_arguments)]
+    fn plain_call(
+        &mut self,
+        call: &AnalyzeCall,
+        entry: &ModelEntry,
+        settings: &Settings,
+        req: &Request,
+        deadline: Option<Instant>,
+        slot: &mut CassetteSlot,
+        obs: &mut ModelObs,
+    ) -> RtResult<Result<Result<ModelAnswer, String>, Stop>> {
         self.host();
         let (Some(host), out) = (self.host.as_deref_mut(), &mut *self.out) else {
             return Err(RtError::new(
@@ -210,9 +309,9 @@ impl Interp<'_> {
             call: "analyze",
             target: &entry.name,
         };
-        let ran = host.pipeline.run_with(&effect, Some(&mut slot), |sending| {
+        let ran = host.pipeline.run_with(&effect, Some(slot), |sending| {
             // Sent: the transport owns retries and is given the budget's deadline, so a quiet
-            // provider is cut off when the scope's time is up; a stream shows its pieces as they come.
+            // provider is cut off when the scope's time is up.
             let result = if call.stream {
                 let mut shown = false;
                 let mut on_piece = |piece: &str| {
@@ -220,119 +319,25 @@ impl Interp<'_> {
                     let _ = out.write_all(piece.as_bytes());
                     let _ = out.flush();
                 };
-                let r = kora_models::call(&entry, &settings, &req, deadline, Some(&mut on_piece));
+                let r = kora_models::call(entry, settings, req, deadline, Some(&mut on_piece));
                 if shown {
                     let _ = out.write_all(b"\n");
                 }
                 r
             } else {
-                kora_models::call(&entry, &settings, &req, deadline, None)
+                kora_models::call(entry, settings, req, deadline, None)
             };
-            obs.answered = Answered::Model;
-            let (outcome, usage) = match result {
-                Err(failure) => {
-                    // trace: spent tokens stay spent, and each attempt is its own span.
-                    obs.input_tokens = failure.usage.input_tokens;
-                    obs.output_tokens = failure.usage.output_tokens;
-                    obs.failure = Some(failure.cause.clone());
-                    obs.attempts = failure.attempt_log;
-                    let outcome = if failure.deadline_reached && deadline.is_some() {
-                        serde_json::json!({ "exhausted": Meter::Time.name() })
-                    } else {
-                        serde_json::json!({ "failed": failure.cause })
-                    };
-                    (outcome, failure.usage)
-                }
-                Ok(mut reply) => {
-                    // trace: the reply's usage is the sum over its attempts.
-                    obs.input_tokens = reply.usage.input_tokens;
-                    obs.output_tokens = reply.usage.output_tokens;
-                    obs.attempts = std::mem::take(&mut reply.attempts);
-                    let outcome = match &shape {
-                        None => serde_json::json!({ "ok": reply.content }),
-                        Some(shape) => {
-                            match kora_models::decode_outcome(
-                                &reply.content,
-                                shape,
-                                entry.structured,
-                            ) {
-                                Decoded::Ok(v) => serde_json::json!({ "ok": v }),
-                                Decoded::Uncertain(r) => serde_json::json!({ "uncertain": r }),
-                                Decoded::Mismatch(path) => {
-                                    obs.failure = Some(format!("schema: {path}"));
-                                    serde_json::json!({ "failed": format!("schema: {path}") })
-                                }
-                            }
-                        }
-                    };
-                    (outcome, reply.usage)
-                }
-            };
-            let usage = cassette::Usage {
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-            };
+            let answer = answer_of(result, req.schema.as_ref(), entry, deadline, obs);
             sending.observe(Observation::Usage {
-                input: usage.input_tokens,
-                output: usage.output_tokens,
+                input: answer.usage.input_tokens,
+                output: answer.usage.output_tokens,
             });
-            Ok::<_, std::convert::Infallible>(Ok(ModelAnswer { outcome, usage }))
+            Ok::<_, std::convert::Infallible>(Ok(answer))
         });
-        let (replayed, to_record, missed) = (slot.replayed, slot.to_record, slot.missed);
-        let answer = match ran {
-            Ok(Ok(Ok(answer))) => answer,
-            Ok(Ok(Err(why))) => {
-                return Err(RtError::new(
-                    codes::EFFECT_REFUSED,
-                    format!("the model call at {} failed: {why}", call.site),
-                ))
-            }
-            // Admission: a budget with nothing left makes the call's value `Exhausted(meter)`.
-            Ok(Err(Stop::Exhausted(m))) => {
-                obs.failure = Some(format!("budget exhausted: {}", m.name()));
-                return Ok(Value::outcome(OutcomeTag::Exhausted, Value::str(m.name())));
-            }
-            Ok(Err(Stop::Refused(why))) => {
-                return Err(match missed {
-                    Some(miss) => RtError::new(
-                        codes::REPLAY_MISS,
-                        format!("no recorded answer for the model call at {}: {miss}; record it with `kora run --record`", call.site),
-                    ),
-                    None => RtError::new(
-                        codes::EFFECT_REFUSED,
-                        format!("the model call at {} was refused: {why}", call.site),
-                    ),
-                });
-            }
-            Ok(Err(Stop::BadRecord(why))) => return Err(RtError::new(codes::EFFECT_REFUSED, why)),
+        Ok(match ran {
+            Ok(r) => r,
             Err(never) => match never {},
-        };
-        let outcome = self.recorded_outcome(call, &answer.outcome);
-        if let Some(rec) = &replayed {
-            // trace: a replayed call reports the tokens it was recorded with.
-            obs.answered = Answered::Cassette;
-            obs.input_tokens = rec.usage.input_tokens;
-            obs.output_tokens = rec.usage.output_tokens;
-            if call.stream {
-                if let Value::Outcome(o) = &outcome {
-                    if let (OutcomeTag::Ok, Value::Str(s)) = (o.tag, &o.payload) {
-                        let text = s.as_str().to_string();
-                        self.write(&text)?;
-                        if !text.ends_with('\n') {
-                            self.write("\n")?;
-                        }
-                    }
-                }
-            }
-        }
-        // Terminal left the answer with the cassette slot; it is written only if it fits the type.
-        let is_failed = matches!(&outcome, Value::Outcome(o) if o.tag == OutcomeTag::Failed);
-        if let (Some(entry), false) = (to_record, is_failed) {
-            if let Some(c) = lock(&shared).cassette.as_mut() {
-                c.put(entry);
-            }
-        }
-        Ok(outcome)
+        })
     }
 
     /// `{"ok": v}` / `{"uncertain": r}` / `{"failed": why}` / `{"exhausted": meter}` → the

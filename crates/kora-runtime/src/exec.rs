@@ -196,6 +196,24 @@ impl Interp<'_> {
                 body,
             } => return self.exec_context(max_input, reserve_output.as_ref(), body),
             S::Budget(b) => return self.exec_budget(b, s.span),
+            S::ModelBlock { name, body } => {
+                let name = match crate::label::plain(&self.eval(name)?) {
+                    Value::Str(s) => s.as_str().to_string(),
+                    other => {
+                        return Err(RtError::new(
+                            codes::TYPE,
+                            format!(
+                                "`with model(...)` names a `[models]` entry as a `str`, got a `{}`",
+                                other.type_name()
+                            ),
+                        ))
+                    }
+                };
+                self.model_scope.push(name);
+                let flow = self.exec_block(body);
+                self.model_scope.pop();
+                return flow;
+            }
             S::Declassify { value, sink, body } => {
                 return self.exec_declassify(value, sink, body, s.span)
             }

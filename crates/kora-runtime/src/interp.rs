@@ -87,6 +87,8 @@ pub struct Interp<'io> {
     /// resume that replays the loop without its tools prints the same bytes.
     pub(crate) loop_output: Option<String>,
     pub(crate) models: Option<crate::analyze::SharedModels>,
+    /// `with model(...)` blocks and `model(...)` agents being run, innermost last.
+    pub(crate) model_scope: Vec<String>,
     /// How many `case ... if` guards are being evaluated: a model call there is refused.
     pub(crate) guard_depth: u32,
     /// The model a running tool loop answers to (the name the call gave, the entry it
@@ -140,6 +142,7 @@ impl<'io> Interp<'io> {
             cur_mod: 0,
             frames: Vec::with_capacity(64),
             loop_output: None,
+            model_scope: Vec::new(),
             depth: 0,
             out,
             models: None,
@@ -321,7 +324,18 @@ impl<'io> Interp<'io> {
             base,
             at: def.span,
         });
+        // An agent's `model("name")` holds for the calls it makes, and those of what it calls.
+        let chose = match &def.model {
+            Some(m) => {
+                self.model_scope.push(m.clone());
+                true
+            }
+            None => false,
+        };
         let r = self.exec_block(&def.body);
+        if chose {
+            self.model_scope.pop();
+        }
         self.frames.pop();
         self.depth -= 1;
         self.base = saved_base;

@@ -69,6 +69,10 @@ pub fn to_json(p: &Program, v: &Value) -> Result<Json, String> {
             m.insert(o.tag.kind().to_string(), to_json(p, &o.payload)?);
             Json::Object(m)
         }
+        // The pixels ride beside the JSON (see stdlib/image.rs), never inside it.
+        Value::Native(n) if matches!(n.as_ref(), crate::stdlib::Native::Image(_)) => {
+            Json::String(crate::stdlib::image::MARKER.to_string())
+        }
         other => {
             return Err(format!(
                 "a `{}` cannot be sent to a model",

@@ -45,6 +45,7 @@ pub mod redact;
 pub mod report;
 pub mod sinks;
 pub mod stdlib;
+mod token_stream;
 mod tool_call;
 mod tool_loop;
 mod tool_span;

@@ -9,8 +9,14 @@
 
 use serde_json::Value as Json;
 
+use std::time::Instant;
+
+use kora_models::{CallFailure, Decoded, ModelEntry, Reply, Shape};
+
+use crate::budget::Meter;
 use crate::cassette::{Cassette, Entry, KeyMaterial, Mode, Usage};
 use crate::effect::{Effect, Observer, Recordable, Verdict};
+use crate::model_span::{Answered, ModelObs};
 
 /// What one model call ended with.
 pub(crate) struct ModelAnswer {
@@ -42,6 +48,60 @@ impl Recordable for ModelAnswer {
     }
 }
 
+/// What the transport's result means for the program: the outcome it becomes and the tokens
+/// it cost, with the trace told which model answered and what went wrong.
+pub(crate) fn answer_of(
+    result: Result<Reply, CallFailure>,
+    shape: Option<&Shape>,
+    entry: &ModelEntry,
+    deadline: Option<Instant>,
+    obs: &mut ModelObs,
+) -> ModelAnswer {
+    obs.answered = Answered::Model;
+    let (outcome, usage) = match result {
+        Err(failure) => {
+            // trace: spent tokens stay spent, and each attempt is its own span.
+            obs.input_tokens = failure.usage.input_tokens;
+            obs.output_tokens = failure.usage.output_tokens;
+            obs.failure = Some(failure.cause.clone());
+            obs.attempts = failure.attempt_log;
+            let outcome = if failure.deadline_reached && deadline.is_some() {
+                serde_json::json!({ "exhausted": Meter::Time.name() })
+            } else {
+                serde_json::json!({ "failed": failure.cause })
+            };
+            (outcome, failure.usage)
+        }
+        Ok(mut reply) => {
+            // trace: the reply's usage is the sum over its attempts.
+            obs.input_tokens = reply.usage.input_tokens;
+            obs.output_tokens = reply.usage.output_tokens;
+            obs.attempts = std::mem::take(&mut reply.attempts);
+            let outcome = match shape {
+                None => serde_json::json!({ "ok": reply.content }),
+                Some(shape) => {
+                    match kora_models::decode_outcome(&reply.content, shape, entry.structured) {
+                        Decoded::Ok(v) => serde_json::json!({ "ok": v }),
+                        Decoded::Uncertain(r) => serde_json::json!({ "uncertain": r }),
+                        Decoded::Mismatch(path) => {
+                            obs.failure = Some(format!("schema: {path}"));
+                            serde_json::json!({ "failed": format!("schema: {path}") })
+                        }
+                    }
+                }
+            };
+            (outcome, reply.usage)
+        }
+    };
+    ModelAnswer {
+        outcome,
+        usage: Usage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+        },
+    }
+}
+
 /// The cassette's view of one call: answers it at Prepared when it has it, and keeps
 /// what a recording run should write once the caller knows the answer fits its type.
 pub(crate) struct CassetteSlot {
@@ -60,7 +120,22 @@ pub(crate) struct CassetteSlot {
     pub to_record: Option<Entry>,
 }
 
+/// What a cassette slot leaves behind once its call has ended.
+pub(crate) struct SlotResult {
+    pub replayed: Option<Entry>,
+    pub to_record: Option<Entry>,
+    pub missed: Option<String>,
+}
+
 impl CassetteSlot {
+    pub(crate) fn take_result(&mut self) -> SlotResult {
+        SlotResult {
+            replayed: self.replayed.take(),
+            to_record: self.to_record.take(),
+            missed: self.missed.take(),
+        }
+    }
+
     /// Looks the call up now, so the slot needs no hold on a cassette shared with other branches.
     pub(crate) fn new(
         cassette: Option<&Cassette>,

@@ -60,6 +60,8 @@ pub(crate) struct Seed {
     mod_state: Vec<ModState>,
     mocks: Vec<(Portable, String)>,
     models: Option<crate::analyze::SharedModels>,
+    /// The enclosing `with model(...)` / agent choices: a branch's calls use the same model.
+    model_scope: Vec<String>,
     /// The enclosing budget: every branch spends from the same atomic meters.
     budget: crate::budget::BudgetChain,
     /// The caller's run, continued in each branch's standard library.
@@ -98,6 +100,7 @@ impl Seed {
         w.lazy = Some(Box::new(LazyGlobals::new(self.globals.clone())));
         w.mod_state = self.mod_state.clone();
         w.models = self.models.clone();
+        w.model_scope = self.model_scope.clone();
         // The mock stack crosses the boundary: a test that fans out stays mocked.
         w.mocks = self
             .mocks
@@ -171,6 +174,7 @@ impl Interp<'_> {
             mod_state: self.mod_state.clone(),
             mocks,
             models: self.models.clone(),
+            model_scope: self.model_scope.clone(),
             budget: self.budget_chain(),
             run,
         })

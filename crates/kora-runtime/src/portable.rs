@@ -44,6 +44,8 @@ pub enum Portable {
     Module(ModId),
     /// A frame slot's shared box: rebuilt as a fresh box around the copied value.
     Cell(Box<Portable>),
+    /// An `fs.Image`: data, not a connection, so it crosses; the pixels are shared, not copied.
+    Image(crate::stdlib::image::Image),
     /// A labelled value: the label crosses with it (origins and releases are process-wide ids).
     Labeled(crate::label::Tag, Box<Portable>),
 }
@@ -107,6 +109,9 @@ impl Portable {
             Portable::Type(t) => Value::Type(*t),
             Portable::Module(m) => Value::Module(*m),
             Portable::Cell(v) => Value::Cell(Rc::new(RefCell::new(v.to_value()))),
+            Portable::Image(img) => {
+                Value::Native(Rc::new(crate::stdlib::Native::Image(img.clone())))
+            }
             Portable::Labeled(tag, v) => crate::label::wrap(v.to_value(), *tag),
         }
     }
@@ -180,15 +185,18 @@ impl Copier {
             Value::Module(m) => Portable::Module(*m),
             Value::Cell(c) => Portable::Cell(Box::new(self.copy_cell(c)?)),
             Value::Labeled(l) => Portable::Labeled(l.tag(), Box::new(self.copy(&l.value)?)),
-            Value::Native(_) => {
-                return Err(RtError::new(
-                    codes::NOT_PORTABLE,
-                    format!(
-                        "a `{}` cannot be copied into a parallel branch or an isolated agent: it holds a connection, not data; open it inside the body instead",
-                        v.type_name()
-                    ),
-                ))
-            }
+            Value::Native(n) => match n.as_ref() {
+                crate::stdlib::Native::Image(img) => Portable::Image(img.clone()),
+                _ => {
+                    return Err(RtError::new(
+                        codes::NOT_PORTABLE,
+                        format!(
+                            "a `{}` cannot be copied into a parallel branch or an isolated agent: it holds a connection, not data; open it inside the body instead",
+                            v.type_name()
+                        ),
+                    ))
+                }
+            },
         })
     }
 

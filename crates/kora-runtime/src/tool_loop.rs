@@ -130,6 +130,7 @@ impl Interp<'_> {
         call: &AnalyzeCall,
         entry: ModelEntry,
         material: KeyMaterial,
+        images: Vec<kora_models::ImageData>,
         obs: &mut ModelObs,
     ) -> RtResult<Value> {
         let (op, target) = (call.site.clone(), entry.name.clone());
@@ -172,7 +173,7 @@ impl Interp<'_> {
         }
         let mut spent = Usage::default();
         let outer = self.loop_output.replace(String::new());
-        let ran = self.tool_turns(call, &entry, material, obs, &effect, &mut spent);
+        let ran = self.tool_turns(call, &entry, material, images, obs, &effect, &mut spent);
         let shown = std::mem::replace(&mut self.loop_output, outer).unwrap_or_default();
         if let Some(outer) = &mut self.loop_output {
             outer.push_str(&shown);
@@ -206,11 +207,13 @@ impl Interp<'_> {
 
     /// The turns of a tool loop: its outcome as `{"ok": v}` / `{"uncertain": r}` /
     /// `{"failed": why}` / `{"exhausted": meter}`, and the cassette entries a recording keeps.
+    #[allow(clippy::too_many_arguments)]
     fn tool_turns(
         &mut self,
         call: &AnalyzeCall,
         entry: &ModelEntry,
         material: KeyMaterial,
+        images: Vec<kora_models::ImageData>,
         obs: &mut ModelObs,
         effect: &Effect,
         spent: &mut Usage,
@@ -224,6 +227,7 @@ impl Interp<'_> {
             model: entry.name.clone(),
             prompt: material.prompt.clone(),
             data: material.data.clone(),
+            images,
             schema: Some(shape.clone()),
             tools: tools.iter().map(|t| t.spec.clone()).collect(),
             ..Request::default()

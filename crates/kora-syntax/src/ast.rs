@@ -106,6 +106,11 @@ pub enum StmtKind {
         args: Vec<Arg>,
         body: Block,
     },
+    /// `with model("name"):`: model calls made while the block runs use this `[models]` entry.
+    ModelBlock {
+        args: Vec<Arg>,
+        body: Block,
+    },
     /// `with mock analyze -> expr:`
     Mock {
         target: Ident,
@@ -183,6 +188,8 @@ pub struct FuncDef {
     pub body: Block,
     /// `agent f() -> T: isolated`
     pub isolated: bool,
+    /// `agent f() -> T: model("name")`: the `[models]` entry its model calls use.
+    pub model: Option<Expr>,
     /// The first statement when it is a string literal.
     pub doc: Option<String>,
     pub span: Span,

@@ -194,7 +194,9 @@ impl Numberer {
                 self.expr(cond);
                 self.opt(msg);
             }
-            StmtKind::Budget { args, body } | StmtKind::Context { args, body } => {
+            StmtKind::Budget { args, body }
+            | StmtKind::Context { args, body }
+            | StmtKind::ModelBlock { args, body } => {
                 self.args(args);
                 self.block(body);
             }

@@ -56,6 +56,20 @@ fn functions_tools_and_agents() {
         sexp("agent a() -> str:\n    pass"),
         "(agent a () str [pass])"
     );
+    assert_eq!(
+        sexp("agent r(p: str) -> str: model(\"vision\")\n    pass"),
+        "(agent-model:\"vision\" r (p:str) str [pass])"
+    );
+    assert_eq!(
+        sexp("agent r() -> str: isolated model(\"v\")\n    pass"),
+        "(agent-isolated-model:\"v\" r () str [pass])"
+    );
+    assert_eq!(
+        sexp("with model(\"vision\"):\n    x = 1"),
+        "(model (\"vision\") [(= [x] 1)])"
+    );
+    // `model` stays an ordinary name elsewhere.
+    assert_eq!(sexp("model = 1"), "(= [model] 1)");
 }
 
 #[test]

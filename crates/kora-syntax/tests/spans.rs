@@ -45,6 +45,7 @@ fn children(s: &Stmt) -> Vec<&Block> {
         | StmtKind::For { body, .. }
         | StmtKind::Budget { body, .. }
         | StmtKind::Context { body, .. }
+        | StmtKind::ModelBlock { body, .. }
         | StmtKind::Mock { body, .. }
         | StmtKind::Declassify { body, .. }
         | StmtKind::Test { body, .. } => vec![body],

@@ -59,6 +59,15 @@ impl Pipeline {
         );
     }
 
+    /// Takes off an observer attached for one begun effect (found by address: the effects
+    /// inside it may have attached observers of their own after it, so it need not be last).
+    pub fn detach(&mut self, which: *const dyn super::Observer) -> bool {
+        let before = self.observers.len();
+        self.observers
+            .retain(|o| !std::ptr::addr_eq(o.as_ref() as *const dyn super::Observer, which));
+        self.observers.len() != before
+    }
+
     /// The Terminal of a begun effect.
     pub fn finish<T: Recordable>(&mut self, e: &Effect, result: &Result<T, String>) {
         let record = || encode(result);

@@ -8,12 +8,14 @@
 
 use std::io::Write as _;
 use std::path::Path;
+use std::rc::Rc;
 
 use kora_check::std_api::StdFn;
 
-use super::{outcome, str_list, Args};
+use super::image::Image;
+use super::{outcome, str_list, Args, Native};
 use crate::effect::{Kind, Observation};
-use crate::error::RtResult;
+use crate::error::{codes, RtError, RtResult};
 use crate::interp::Interp;
 use crate::value::Value;
 
@@ -53,6 +55,29 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             Ok(outcome(r, |b| {
                 Value::list(b.into_iter().map(Value::Int).collect())
             }))
+        }
+        StdFn::FsImage => {
+            let p = a.str(0)?.to_string();
+            let host = it.host();
+            let full = host.resolve(&p);
+            let r = host.effect(&a.effect(Kind::FsRead, &p, &name), |s| {
+                let bytes = std::fs::read(&full).map_err(|e| io_why(&p, &e))?;
+                s.observe(Observation::Read(&bytes));
+                Image::from_bytes(&p, bytes)
+            })?;
+            Ok(outcome(r, |img| Value::Native(Rc::new(Native::Image(img)))))
+        }
+        StdFn::ImageFormat | StdFn::ImageSize => {
+            let Some(Value::Native(n)) = &a.recv else {
+                return Err(RtError::new(codes::ATTRIBUTE, "not an `fs.Image`"));
+            };
+            let Native::Image(img) = n.as_ref() else {
+                return Err(RtError::new(codes::ATTRIBUTE, "not an `fs.Image`"));
+            };
+            Ok(match a.func {
+                StdFn::ImageFormat => Value::str(img.format()),
+                _ => Value::Int(img.data.bytes.len() as i64),
+            })
         }
         StdFn::FsWrite | StdFn::FsAppend => {
             let p = a.str(0)?.to_string();

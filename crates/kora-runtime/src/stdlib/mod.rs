@@ -10,6 +10,7 @@ mod csv;
 mod env;
 mod fs;
 mod http;
+pub(crate) mod image;
 mod json;
 mod labels;
 mod notes;
@@ -44,6 +45,7 @@ pub use notes::{list_runs, notes_root, read_notes, valid_run_id, NotesError};
 pub enum Native {
     Db(sql::Db),
     DateTime(jiff::ZonedDateTime),
+    Image(image::Image),
 }
 
 impl Native {
@@ -51,6 +53,7 @@ impl Native {
         match self {
             Native::Db(_) => StdType::Db,
             Native::DateTime(_) => StdType::DateTime,
+            Native::Image(_) => StdType::Image,
         }
     }
 
@@ -62,6 +65,7 @@ impl Native {
         match self {
             Native::Db(db) => out.push_str(&format!("<sql.Db {}>", db.label())),
             Native::DateTime(z) => out.push_str(&format!("time.DateTime('{}')", time::iso(z))),
+            Native::Image(img) => img.repr(out),
         }
     }
 
@@ -76,6 +80,10 @@ impl Native {
     pub fn compare(&self, other: &Native) -> Option<Ordering> {
         match (self, other) {
             (Native::DateTime(a), Native::DateTime(b)) => Some(a.timestamp().cmp(&b.timestamp())),
+            // Images are equal when their bytes are; they have no order.
+            (Native::Image(a), Native::Image(b)) if a.fingerprint == b.fingerprint => {
+                Some(Ordering::Equal)
+            }
             _ => None,
         }
     }
@@ -488,7 +496,7 @@ impl Interp<'_> {
         match a.func {
             JsonParse | JsonEncode => json::call(self, a),
             FsRead | FsLines | FsBytes | FsWrite | FsAppend | FsList | FsGlob | FsExists
-            | FsRemove | FsMkdir => fs::call(self, a),
+            | FsRemove | FsMkdir | FsImage | ImageFormat | ImageSize => fs::call(self, a),
             HttpGet | HttpPost => http::call(self, a),
             SqlOpen | DbQuery | DbExecute | DbExecuteMany | DbClose => sql::call(self, a),
             TimeNow | TimeParse | TimeDatetime | TimeFromTimestamp | TimeSleep | TimeSeconds

@@ -284,40 +284,50 @@ pub(crate) fn func_def<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
         Tok::Tool => FuncKind::Tool,
         Tok::Agent => FuncKind::Agent,
     };
-    let isolated = kw("isolated")
-        .then_ignore(just(Tok::Newline).rewind())
+    // `isolated`, `model("name")`, or both, between the colon and the end of the line.
+    let model = kw("model")
+        .ignore_then(just(Tok::LParen))
+        .ignore_then(ctx.x.test.clone())
+        .then_ignore(just(Tok::RParen));
+    let modifiers = kw("isolated")
         .or_not()
-        .map(|i| i.is_some());
+        .map(|i| i.is_some())
+        .then(model.or_not())
+        .then_ignore(just(Tok::Newline).rewind());
     let rest = params(ctx)
         .then(just(Tok::Arrow).ignore_then(ctx.ty.clone()).or_not())
         .then_ignore(expect(Tok::Colon, labels::COLON_DEF))
-        .then(isolated)
+        .then(modifiers.or_not().map(|m| m.unwrap_or((false, None))))
         .then(ctx.block(labels::block(
             "an indented body after the function signature",
         )))
         .boxed();
-    type Sig = ((Vec<Param>, Option<TypeExpr>), bool);
-    let rest: P<'a, (Sig, Block)> = ctx.commit(rest, |_, b| (((Vec::new(), None), false), b));
+    type Sig = ((Vec<Param>, Option<TypeExpr>), (bool, Option<Expr>));
+    let rest: P<'a, (Sig, Block)> =
+        ctx.commit(rest, |_, b| (((Vec::new(), None), (false, None)), b));
     kind.then(
         ident()
             .labelled(Lbl::new("the function's name", "write `def name(params) -> T:`").ranked(2)),
     )
     .then(rest)
-    .map_with(|((kind, name), (((params, ret), isolated), body)), e| {
-        let span = e.span();
-        one(
-            StmtKind::Def(FuncDef {
-                kind,
-                name,
-                params,
-                ret,
-                doc: docstring(&body),
-                body,
-                isolated,
+    .map_with(
+        |((kind, name), (((params, ret), (isolated, model)), body)), e| {
+            let span = e.span();
+            one(
+                StmtKind::Def(FuncDef {
+                    kind,
+                    name,
+                    params,
+                    ret,
+                    doc: docstring(&body),
+                    body,
+                    isolated,
+                    model,
+                    span,
+                }),
                 span,
-            }),
-            span,
-        )
-    })
+            )
+        },
+    )
     .boxed()
 }

@@ -147,9 +147,9 @@ fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
             out.push(cond);
             out.extend(msg.iter());
         }
-        StmtKind::Budget { args, .. } | StmtKind::Context { args, .. } => {
-            out.extend(arg_exprs(args))
-        }
+        StmtKind::Budget { args, .. }
+        | StmtKind::Context { args, .. }
+        | StmtKind::ModelBlock { args, .. } => out.extend(arg_exprs(args)),
         StmtKind::Mock { value, .. } | StmtKind::Declassify { value, .. } => out.push(value),
         _ => {}
     }
@@ -167,6 +167,7 @@ fn blocks_mut(s: &mut Stmt) -> Vec<&mut Block> {
         | StmtKind::For { body, .. }
         | StmtKind::Budget { body, .. }
         | StmtKind::Context { body, .. }
+        | StmtKind::ModelBlock { body, .. }
         | StmtKind::Mock { body, .. }
         | StmtKind::Declassify { body, .. }
         | StmtKind::Test { body, .. } => vec![body],
@@ -322,7 +323,9 @@ fn stmt_exprs_mut(s: &mut Stmt) -> Vec<&mut Expr> {
             out.push(cond);
             out.extend(msg.iter_mut());
         }
-        StmtKind::Budget { args, .. } | StmtKind::Context { args, .. } => {
+        StmtKind::Budget { args, .. }
+        | StmtKind::Context { args, .. }
+        | StmtKind::ModelBlock { args, .. } => {
             out.extend(args.iter_mut().map(|a| match &mut a.kind {
                 ArgKind::Positional(e)
                 | ArgKind::Keyword(_, e)

@@ -39,6 +39,9 @@ fn with_forms<'a>(ctx: &Ctx<'a>) -> P<'a, StmtKind> {
     let context = kw("context")
         .ignore_then(args_block("an indented block after the `context` line"))
         .map(|(args, body)| StmtKind::Context { args, body });
+    let model = kw("model")
+        .ignore_then(args_block("an indented block after the `model` line"))
+        .map(|(args, body)| StmtKind::ModelBlock { args, body });
     let target = select! {
         Tok::Name(n) = e => Ident { name: n.to_string(), span: e.span() },
         Tok::Analyze = e => Ident { name: "analyze".to_string(), span: e.span() },
@@ -74,21 +77,21 @@ fn with_forms<'a>(ctx: &Ctx<'a>) -> P<'a, StmtKind> {
             value,
             body,
         });
-    choice((budget, context, mock)).boxed()
+    choice((budget, context, model, mock)).boxed()
 }
 
 pub(crate) fn with_stmt<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
     let kora_form = any()
-        .filter(|t: &Tok<'a>| matches!(t, Tok::Name("budget" | "context" | "mock")))
+        .filter(|t: &Tok<'a>| matches!(t, Tok::Name("budget" | "context" | "model" | "mock")))
         .rewind()
         .ignore_then(with_forms(ctx));
     let general = ctx.skip.clone().validate(|_, e, emitter| {
         emit(
             emitter,
             Diagnostic::error("E0033", "Kora has no general `with` statement", e.span())
-                .with_label("`with` here does not open a budget, context or mock block")
+                .with_label("`with` here does not open a budget, context, model or mock block")
                 .with_help(
-                    "the `with` forms are `with budget(...)`, `with context(...)` and `with mock analyze -> value:`; \
+                    "the `with` forms are `with budget(...)`, `with context(...)`, `with model(\"name\")` and `with mock analyze -> value:`; \
                      files need no `with`, because `fs` functions open and close them",
                 ),
         );

@@ -155,8 +155,12 @@ pub fn stmt(s: &Stmt) -> String {
                 FuncKind::Agent => "agent",
             };
             format!(
-                "({kind}{} {} ({}) {} {})",
+                "({kind}{}{} {} ({}) {} {})",
                 if f.isolated { "-isolated" } else { "" },
+                f.model
+                    .as_ref()
+                    .map(|m| format!("-model:{}", expr(m)))
+                    .unwrap_or_default(),
                 f.name.name,
                 list(&f.params, param),
                 f.ret.as_ref().map(ty).unwrap_or_else(|| "_".into()),
@@ -206,6 +210,9 @@ pub fn stmt(s: &Stmt) -> String {
         }
         StmtKind::Context { args: a, body } => {
             format!("(context ({}) {})", list(a, arg), block(body))
+        }
+        StmtKind::ModelBlock { args: a, body } => {
+            format!("(model ({}) {})", list(a, arg), block(body))
         }
         StmtKind::Mock {
             target,

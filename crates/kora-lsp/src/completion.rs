@@ -55,6 +55,7 @@ pub const KEYWORDS: &[&str] = &[
     "on",
     "stream",
     "isolated",
+    "model",
 ];
 
 /// Words the lexer reserves but the language rejects (`import`, `from`): recognised only to name the Kora form.

@@ -3,8 +3,11 @@
 //! The fake records each request, so these tests read what really went out:
 //! the data's JSON with an `<image>` marker, and the pixels beside it.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
+
+use std::path::PathBuf;
+
+use support::{kora_main as kora, temp_dir};
 
 use base64::{engine::general_purpose::STANDARD as B64, Engine as _};
 use kora_testkit::{Behaviour, FakeProvider};
@@ -13,16 +16,8 @@ use kora_testkit::{Behaviour, FakeProvider};
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0";
 const GIF: &[u8] = b"GIF89a\x01\0\x01\0\x80\0\0\0\0\0\xff\xff\xff!";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn setup(name: &str, fake: &FakeProvider, api: &str, program: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-images-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
+    let d = temp_dir("kora-images", name);
     let endpoint = if api == "ollama" {
         fake.url()
     } else {
@@ -40,20 +35,6 @@ fn setup(name: &str, fake: &FakeProvider, api: &str, program: &str) -> PathBuf {
     std::fs::write(d.join("stamp.gif"), GIF).expect("gif");
     std::fs::write(d.join("scan.pdf"), b"%PDF-1.7\n%\xe2\xe3").expect("pdf");
     d
-}
-
-fn kora(d: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .arg(d.join("main.ko"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 /// Two images in a dict: the markers appear in the JSON in key order, and the pixels follow in that order.

@@ -3,21 +3,16 @@
 //! The handler receives each piece instead of the screen; the call still ends
 //! as one outcome; a stream that handed a piece to the handler is never retried.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
+
+use std::path::PathBuf;
+
+use support::{kora_main as kora, temp_dir};
 
 use kora_testkit::{Behaviour, FakeProvider, StreamOpts};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn setup(name: &str, fake: &FakeProvider, api: &str, program: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-tokens-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
+    let d = temp_dir("kora-tokens", name);
     let endpoint = if api == "ollama" {
         fake.url()
     } else {
@@ -32,20 +27,6 @@ fn setup(name: &str, fake: &FakeProvider, api: &str, program: &str) -> PathBuf {
     .expect("kora.toml");
     std::fs::write(d.join("main.ko"), program).expect("program");
     d
-}
-
-fn kora(d: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .arg(d.join("main.ko"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 const COLLECT: &str = r#"pieces: list[str] = []

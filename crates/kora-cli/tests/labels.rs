@@ -7,7 +7,7 @@ mod support;
 use std::path::Path;
 
 use kora_testkit::FakeProvider;
-use support::{kora, temp_dir, text, write_fake_config};
+use support::{kora, kora_env, temp_dir, text, write_fake_config};
 
 const SECRET: &str = "hunter2-secret";
 
@@ -80,14 +80,8 @@ fn run_case(
     let d = temp_dir("kora-labels", &format!("{name}-{sink}"));
     write_fake_config(&d, &fake.openai_endpoint());
     std::fs::write(d.join("main.ko"), source).expect("program");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(["run", "main.ko"])
-        .current_dir(&d)
-        .env("NO_COLOR", "1")
-        .env("KORA_TEST_SECRET", SECRET)
-        .output()
-        .expect("kora runs");
-    (out, d)
+    let env = [("KORA_TEST_SECRET", SECRET)];
+    (kora_env(&d, &["run", "main.ko"], None, &env), d)
 }
 
 fn leaked(haystack: &str, needle: &str) -> bool {

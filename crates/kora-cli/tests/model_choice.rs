@@ -3,21 +3,16 @@
 //! Every entry points at the same loopback fake under a different model name,
 //! so the `model` field of each request the fake received says which level won.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
+
+use std::path::PathBuf;
+
+use support::{kora_main as kora, temp_dir};
 
 use kora_testkit::FakeProvider;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn setup(name: &str, fake: &FakeProvider, program: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kora-choice-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
+    let d = temp_dir("kora-choice", name);
     let ep = fake.openai_endpoint();
     let mut toml = String::from("[models]\n");
     for key in ["default", "main", "agent", "block", "site"] {
@@ -28,20 +23,6 @@ fn setup(name: &str, fake: &FakeProvider, program: &str) -> PathBuf {
     std::fs::write(d.join("kora.toml"), toml).expect("kora.toml");
     std::fs::write(d.join("main.ko"), program).expect("program");
     d
-}
-
-fn kora(d: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kora"))
-        .args(args)
-        .arg(d.join("main.ko"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kora runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 fn models_asked(fake: &FakeProvider) -> Vec<String> {

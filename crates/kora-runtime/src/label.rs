@@ -162,28 +162,12 @@ pub fn wrap(v: Value, tag: Tag) -> Value {
         return v;
     }
     ANY.store(true, Ordering::Relaxed);
-    let down = |x: &Value| wrap(x.clone(), tag);
-    match &v {
-        Value::List(xs) => return Value::list(xs.borrow().iter().map(down).collect()),
-        Value::Tuple(xs) => return Value::tuple(xs.iter().map(down).collect()),
-        Value::Dict(d) => {
-            return Value::dict(
-                d.borrow()
-                    .iter()
-                    .map(|(k, x)| (Key(down(&k.0)), down(x)))
-                    .collect(),
-            )
-        }
-        Value::Set(s) => return Value::set(s.borrow().iter().map(|k| Key(down(&k.0))).collect()),
-        Value::Record(rec) => {
-            return Value::Record(Rc::new(Record {
-                ty: rec.ty,
-                fields: std::cell::RefCell::new(rec.fields.borrow().iter().map(down).collect()),
-            }))
-        }
-        Value::Outcome(o) => return Value::outcome(o.tag, down(&o.payload)),
-        Value::Cell(c) => return wrap(c.borrow().clone(), tag),
-        _ => {}
+    if is_container(&v) {
+        return map_leaves(&v, &mut |x| wrap(x.clone(), tag));
+    }
+    if let Value::Cell(c) = &v {
+        let inner = c.borrow().clone();
+        return wrap(inner, tag);
     }
     let (inner, tag) = match v {
         Value::Labeled(l) => (l.value.clone(), l.tag().join(tag)),
@@ -227,60 +211,14 @@ pub fn plain(v: &Value) -> &Value {
 
 /// Every label anywhere inside `v` (its own, its elements', its fields'), joined.
 pub fn deep(v: &Value) -> Option<Tag> {
-    if !any() {
-        return None;
-    }
     let mut acc = None;
-    walk(v, 0, &mut |t| acc = join(acc, Some(t)));
+    each_labeled(v, &mut |l| acc = join(acc, Some(l.tag())));
     acc
-}
-
-/// Calls `f` with the label of every labelled part of `v`.
-fn walk(v: &Value, depth: usize, f: &mut dyn FnMut(Tag)) {
-    // A list that contains itself is legal; its labels are all met before this depth.
-    if depth > 64 {
-        return;
-    }
-    match v {
-        Value::Labeled(l) => {
-            f(l.tag());
-            walk(&l.value, depth + 1, f);
-        }
-        Value::List(xs) => {
-            for x in xs.borrow().iter() {
-                walk(x, depth + 1, f);
-            }
-        }
-        Value::Tuple(xs) => {
-            for x in xs.iter() {
-                walk(x, depth + 1, f);
-            }
-        }
-        Value::Dict(d) => {
-            for (k, x) in d.borrow().iter() {
-                walk(&k.0, depth + 1, f);
-                walk(x, depth + 1, f);
-            }
-        }
-        Value::Set(s) => {
-            for k in s.borrow().iter() {
-                walk(&k.0, depth + 1, f);
-            }
-        }
-        Value::Record(r) => {
-            for x in r.fields.borrow().iter() {
-                walk(x, depth + 1, f);
-            }
-        }
-        Value::Outcome(o) => walk(&o.payload, depth + 1, f),
-        Value::Method(m) => walk(&m.0, depth + 1, f),
-        Value::Cell(c) => walk(&c.borrow(), depth + 1, f),
-        _ => {}
-    }
 }
 
 /// Calls `f` on every labelled leaf of `v` (the `Labeled` boxes themselves).
 pub fn each_labeled(v: &Value, f: &mut dyn FnMut(&Labeled)) {
+    // A list that contains itself is legal; its labels are all met before this depth.
     fn go(v: &Value, depth: usize, f: &mut dyn FnMut(&Labeled)) {
         if depth > 64 {
             return;
@@ -301,12 +239,58 @@ pub fn each_labeled(v: &Value, f: &mut dyn FnMut(&Labeled)) {
             Value::Set(s) => s.borrow().iter().for_each(|k| go(&k.0, depth + 1, f)),
             Value::Record(r) => r.fields.borrow().iter().for_each(|x| go(x, depth + 1, f)),
             Value::Outcome(o) => go(&o.payload, depth + 1, f),
+            Value::Method(m) => go(&m.0, depth + 1, f),
+            Value::Cell(c) => go(&c.borrow(), depth + 1, f),
             _ => {}
         }
     }
     if any() {
         go(v, 0, f);
     }
+}
+
+fn is_container(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::List(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::Record(_)
+            | Value::Outcome(_)
+    )
+}
+
+/// A copy of `v` with `f` applied to every leaf (anything but a list, tuple, dict, set,
+/// record or outcome), the containers rebuilt around the results. Past a nesting depth of
+/// 64 (a list that contains itself) the rest is shared, not copied.
+pub fn map_leaves(v: &Value, f: &mut dyn FnMut(&Value) -> Value) -> Value {
+    fn go(v: &Value, depth: usize, f: &mut dyn FnMut(&Value) -> Value) -> Value {
+        if depth > 64 {
+            return v.clone();
+        }
+        let d = depth + 1;
+        match v {
+            Value::List(xs) => Value::list(xs.borrow().iter().map(|x| go(x, d, f)).collect()),
+            Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| go(x, d, f)).collect()),
+            Value::Dict(m) => Value::dict(
+                m.borrow()
+                    .iter()
+                    .map(|(k, x)| (Key(go(&k.0, d, f)), go(x, d, f)))
+                    .collect(),
+            ),
+            Value::Set(s) => Value::set(s.borrow().iter().map(|k| Key(go(&k.0, d, f))).collect()),
+            Value::Record(rec) => Value::Record(Rc::new(Record {
+                ty: rec.ty,
+                fields: std::cell::RefCell::new(
+                    rec.fields.borrow().iter().map(|x| go(x, d, f)).collect(),
+                ),
+            })),
+            Value::Outcome(o) => Value::outcome(o.tag, go(&o.payload, d, f)),
+            leaf => f(leaf),
+        }
+    }
+    go(v, 0, f)
 }
 
 /// A copy of `v` with every label removed, sharing whatever held none.
@@ -317,72 +301,16 @@ pub fn reveal(v: &Value) -> Value {
     if deep(v).is_none() {
         return v.clone();
     }
-    reveal_at(v, 0)
-}
-
-fn reveal_at(v: &Value, depth: usize) -> Value {
-    if depth > 64 {
-        return v.clone();
-    }
-    let r = |x: &Value| reveal_at(x, depth + 1);
-    match v {
-        Value::Labeled(l) => r(&l.value),
-        Value::List(xs) => Value::list(xs.borrow().iter().map(r).collect()),
-        Value::Tuple(xs) => Value::tuple(xs.iter().map(r).collect()),
-        Value::Dict(d) => Value::dict(
-            d.borrow()
-                .iter()
-                .map(|(k, x)| (Key(r(&k.0)), r(x)))
-                .collect(),
-        ),
-        Value::Set(s) => Value::set(s.borrow().iter().map(|k| Key(r(&k.0))).collect()),
-        Value::Record(rec) => Value::Record(Rc::new(Record {
-            ty: rec.ty,
-            fields: std::cell::RefCell::new(rec.fields.borrow().iter().map(r).collect()),
-        })),
-        Value::Outcome(o) => Value::outcome(o.tag, r(&o.payload)),
-        other => other.clone(),
-    }
+    map_leaves(v, &mut |x| plain(x).clone())
 }
 
 /// `v` with every string inside it labelled `tag`, and nothing else: what a parse of
 /// unverified text into a type leaves unverified (numbers and booleans were narrowed).
 pub fn on_strings(v: Value, tag: Tag) -> Value {
-    match v {
-        Value::Str(_) => wrap(v, tag),
-        Value::List(xs) => {
-            let items: Vec<Value> = xs
-                .borrow()
-                .iter()
-                .map(|x| on_strings(x.clone(), tag))
-                .collect();
-            Value::list(items)
-        }
-        Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| on_strings(x.clone(), tag)).collect()),
-        Value::Dict(d) => Value::dict(
-            d.borrow()
-                .iter()
-                .map(|(k, x)| {
-                    (
-                        Key(on_strings(k.0.clone(), tag)),
-                        on_strings(x.clone(), tag),
-                    )
-                })
-                .collect(),
-        ),
-        Value::Record(rec) => Value::Record(Rc::new(Record {
-            ty: rec.ty,
-            fields: std::cell::RefCell::new(
-                rec.fields
-                    .borrow()
-                    .iter()
-                    .map(|x| on_strings(x.clone(), tag))
-                    .collect(),
-            ),
-        })),
-        Value::Outcome(o) => Value::outcome(o.tag, on_strings(o.payload.clone(), tag)),
-        other => other,
-    }
+    map_leaves(&v, &mut |x| match x {
+        Value::Str(_) => wrap(x.clone(), tag),
+        other => other.clone(),
+    })
 }
 
 /// An error raised while computing on a secret's plain value: its message could quote the

@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 
 use crate::label::{self, Tag};
-use crate::value::{Key, Record, Value};
+use crate::value::Value;
 
 struct Entry {
     token: String,
@@ -24,7 +24,7 @@ fn tokens() -> std::sync::MutexGuard<'static, Vec<Entry>> {
 
 /// `redact(v)`.
 pub fn redact(p: &kora_check::hir::Program, v: &Value) -> Value {
-    match v {
+    label::map_leaves(v, &mut |x| match x {
         Value::Labeled(l) if l.bits & label::CLASSIFIED != 0 => {
             let text = crate::format::to_string(p, &l.value);
             let mut t = tokens();
@@ -39,23 +39,8 @@ pub fn redact(p: &kora_check::hir::Program, v: &Value) -> Value {
             });
             Value::str(token)
         }
-        Value::List(xs) => Value::list(xs.borrow().iter().map(|x| redact(p, x)).collect()),
-        Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| redact(p, x)).collect()),
-        Value::Dict(d) => Value::dict(
-            d.borrow()
-                .iter()
-                .map(|(k, x)| (Key(redact(p, &k.0)), redact(p, x)))
-                .collect(),
-        ),
-        Value::Record(r) => Value::Record(std::rc::Rc::new(Record {
-            ty: r.ty,
-            fields: std::cell::RefCell::new(
-                r.fields.borrow().iter().map(|x| redact(p, x)).collect(),
-            ),
-        })),
-        Value::Outcome(o) => Value::outcome(o.tag, redact(p, &o.payload)),
         other => other.clone(),
-    }
+    })
 }
 
 /// `v` with every token in its strings replaced by the value it stands for, labelled as it was.
@@ -63,46 +48,28 @@ pub fn restore(v: Value) -> Value {
     if tokens().is_empty() {
         return v;
     }
-    match v {
-        Value::Str(ref s) => {
-            let t = tokens();
-            let mut text = s.as_str().to_string();
-            let mut tag: Option<Tag> = None;
-            for e in t.iter() {
-                if text.contains(&e.token) {
-                    text = text.replace(&e.token, &e.text);
-                    tag = label::join(tag, Some(e.tag));
-                }
-            }
-            drop(t);
-            match tag {
-                Some(tag) => label::wrap(Value::str(text), tag),
-                None => v,
-            }
+    label::map_leaves(&v, &mut |x| match x {
+        Value::Labeled(l) => label::wrap(restore_text(&l.value), l.tag()),
+        other => restore_text(other),
+    })
+}
+
+/// One string with its tokens put back (and their labels joined on); anything else as it is.
+fn restore_text(v: &Value) -> Value {
+    let Value::Str(s) = v else {
+        return v.clone();
+    };
+    let t = tokens();
+    let mut text = s.as_str().to_string();
+    let mut tag: Option<Tag> = None;
+    for e in t.iter() {
+        if text.contains(&e.token) {
+            text = text.replace(&e.token, &e.text);
+            tag = label::join(tag, Some(e.tag));
         }
-        Value::Labeled(ref l) => {
-            let inner = restore(l.value.clone());
-            label::wrap(inner, l.tag())
-        }
-        Value::List(xs) => Value::list(xs.borrow().iter().map(|x| restore(x.clone())).collect()),
-        Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| restore(x.clone())).collect()),
-        Value::Dict(d) => Value::dict(
-            d.borrow()
-                .iter()
-                .map(|(k, x)| (Key(restore(k.0.clone())), restore(x.clone())))
-                .collect(),
-        ),
-        Value::Record(r) => Value::Record(std::rc::Rc::new(Record {
-            ty: r.ty,
-            fields: std::cell::RefCell::new(
-                r.fields
-                    .borrow()
-                    .iter()
-                    .map(|x| restore(x.clone()))
-                    .collect(),
-            ),
-        })),
-        Value::Outcome(o) => Value::outcome(o.tag, restore(o.payload.clone())),
-        other => other,
+    }
+    match tag {
+        Some(tag) => label::wrap(Value::str(text), tag),
+        None => v.clone(),
     }
 }

@@ -118,3 +118,8 @@ pub fn kora_input(cwd: &Path, args: &[&str], crash: Option<&str>, input: &str) -
     }
     child.wait_with_output().expect("kora ends")
 }
+
+/// Runs `kora ARGS DIR/main.ko` from the test's own working directory.
+pub fn kora_main(d: &Path, args: &[&str]) -> Run {
+    collect(kora_cmd().args(args).arg(d.join("main.ko")), None)
+}

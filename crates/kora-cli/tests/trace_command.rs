@@ -72,7 +72,12 @@ fn otlp_file_decodes_with_genai_attributes_and_one_span_per_attempt() {
         .iter()
         .find(|s| s.name == "chat fake-model")
         .expect("model call span");
-    assert_eq!(call.parent_span_id, run.span_id);
+    let agent = all
+        .iter()
+        .find(|s| s.name == "invoke_agent summarize")
+        .expect("agent span");
+    assert_eq!(agent.parent_span_id, run.span_id);
+    assert_eq!(call.parent_span_id, agent.span_id, "the call nests under its agent");
     assert_eq!(call.trace_id, run.trace_id);
     let a = &call.attributes;
     assert_eq!(attr_str(a, "gen_ai.operation.name"), Some("chat"));
@@ -116,7 +121,8 @@ fn otlp_file_decodes_with_genai_attributes_and_one_span_per_attempt() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let tree = &r.stdout;
     assert!(tree.contains("run main.ko"), "{tree}");
-    assert!(tree.contains("└─ chat fake-model"), "{tree}");
+    assert!(tree.contains("└─ invoke_agent summarize"), "{tree}");
+    assert!(tree.contains("   └─ chat fake-model"), "{tree}");
     assert!(
         tree.contains("100 in / 20 out tokens  [model]  -> ok"),
         "{tree}"

@@ -79,7 +79,10 @@ impl Interp<'_> {
         }
         // trace: one span per call (mock, cassette and every attempt included), see model_span.rs.
         let start = std::time::SystemTime::now();
-        let mut obs = ModelObs::default();
+        let mut obs = ModelObs {
+            start: Some(start),
+            ..ModelObs::default()
+        };
         let r = self.analyze_call(call, &mut obs);
         self.trace_model_call(call, start, &obs, &r);
         r.map(|v| model_output(v, &call.site))
@@ -164,6 +167,8 @@ impl Interp<'_> {
         // trace: which model, whoever answers.
         obs.model = Some(entry.name.clone());
         obs.provider = Some(ModelObs::provider_of(entry.api));
+        // From here on the call's span is open, so what its tools run (an agent) nests under it.
+        self.open_model_span(obs);
         // A test's mocks answer before the cassette or the model.
         if let Some(answer) = self.mock_answer(call) {
             if answer.is_ok() {

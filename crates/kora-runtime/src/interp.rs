@@ -10,6 +10,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use kora_check::hir::{self, ModId, Program, Sym};
+use kora_syntax::ast::FuncKind;
 use kora_syntax::Span;
 
 use crate::caller::Caller;
@@ -260,6 +261,21 @@ impl<'io> Interp<'io> {
 
     /// Invokes a closure whose `npos` positional arguments are already on the stack at `base`.
     pub(crate) fn invoke(
+        &mut self,
+        c: &Rc<Function>,
+        base: usize,
+        npos: usize,
+        kw: KwNames<'_>,
+    ) -> RtResult<Value> {
+        // An isolated agent's own worker runs its body: the caller already opened its span.
+        if self.tracing.is_some() && c.def.kind == FuncKind::Agent && !self.enter_isolated {
+            return self.invoke_traced_agent(c, base, npos, kw);
+        }
+        self.invoke_plain(c, base, npos, kw)
+    }
+
+    /// `invoke` without an agent's span.
+    pub(crate) fn invoke_plain(
         &mut self,
         c: &Rc<Function>,
         base: usize,

@@ -8,6 +8,7 @@
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::{Interp, KwNames};
 use crate::portable::Portable;
+use crate::span_buffer::SpanBuffer;
 use crate::value::{Function, Value};
 
 impl Interp<'_> {
@@ -30,8 +31,13 @@ impl Interp<'_> {
         let agent = Portable::of(&Value::Func(c.clone()))?;
         let seed = self.seed()?;
         let mut out = Vec::new();
+        let mut buf = SpanBuffer::default();
+        let mut spent = None;
         let result = {
             let mut w = seed.interp(&mut out, 0);
+            if seed.traced {
+                w.trace_into(&mut buf);
+            }
             let Value::Func(f) = agent.to_value() else {
                 return Err(RtError::new(
                     codes::NOT_PORTABLE,
@@ -43,8 +49,16 @@ impl Interp<'_> {
             w.enter_isolated = true;
             let r = w.invoke(&f, wbase, npos, KwNames::Plain(&names));
             let _ = w.flush_out();
+            if seed.traced {
+                spent = Some(w.worker_spend());
+            }
             r.and_then(|v| Portable::of(&v))
         };
+        // The agent's span is open here (see `agent_span.rs`): its work nests under it.
+        if let Some(s) = spent {
+            buf.spent = s;
+            self.adopt_spans(buf, None);
+        }
         self.write(&String::from_utf8_lossy(&out))?;
         Ok(result?.to_value())
     }

@@ -13,7 +13,7 @@ use kora_syntax::ast::FuncKind;
 
 use crate::error::RtResult;
 use crate::interp::Interp;
-use crate::trace::{AttrValue, SpanKind, SpanStatus};
+use crate::trace::{AttrValue, SpanId, SpanKind, SpanStatus, Spend};
 use crate::value::Value;
 
 /// Who answered a model call.
@@ -38,10 +38,14 @@ pub(crate) struct ModelObs {
     pub attempts: Vec<Attempt>,
     /// Why the call ended `Failed`, when it did.
     pub failure: Option<String>,
-    /// The tool calls a tool loop ran, in order.
-    pub tools: Vec<crate::tool_loop::ToolObs>,
     /// The most earlier exchanges the context fence left out of one request.
     pub dropped_exchanges: usize,
+    /// Model requests a tool loop made (0 for a call without tools).
+    pub turns: u64,
+    /// When the call began, when it is traced.
+    pub start: Option<SystemTime>,
+    /// The call's span, once its model is known and the span is open.
+    pub span: Option<SpanId>,
 }
 
 impl ModelObs {
@@ -54,6 +58,23 @@ impl ModelObs {
 }
 
 impl Interp<'_> {
+    /// Opens the call's span once its model is known; it stays the innermost open span
+    /// until the call ends, so agents its tools call nest under it.
+    pub(crate) fn open_model_span(&mut self, obs: &mut ModelObs) {
+        let (Some(t), Some(start)) = (self.tracing.as_mut(), obs.start) else {
+            return;
+        };
+        let model = obs.model.as_deref().unwrap_or("unknown");
+        let id = t.sink.open(
+            SpanKind::ModelCall,
+            &format!("chat {model}"),
+            t.open.last().copied(),
+            start,
+        );
+        t.open.push(id);
+        obs.span = Some(id);
+    }
+
     /// Reports one finished model call (and its attempts) to the tracer.
     pub(crate) fn trace_model_call(
         &mut self,
@@ -72,10 +93,20 @@ impl Interp<'_> {
             return;
         };
         let model = obs.model.as_deref().unwrap_or("unknown");
-        let parent = t.open.last().copied();
-        let span = t
-            .sink
-            .open(SpanKind::ModelCall, &format!("chat {model}"), parent, start);
+        let span = match obs.span {
+            Some(id) => {
+                // Everything opened inside the call has closed by now; the call's span is on top.
+                if let Some(at) = t.open.iter().rposition(|&o| o == id) {
+                    t.open.truncate(at);
+                }
+                id
+            }
+            None => {
+                let parent = t.open.last().copied();
+                t.sink
+                    .open(SpanKind::ModelCall, &format!("chat {model}"), parent, start)
+            }
+        };
         let s = |v: &str| AttrValue::Str(v.to_string());
         let int = |n: u64| AttrValue::Int(i64::try_from(n).unwrap_or(i64::MAX));
         t.sink
@@ -102,6 +133,12 @@ impl Interp<'_> {
                 .attr(span, "gen_ai.usage.input_tokens", int(obs.input_tokens));
             t.sink
                 .attr(span, "gen_ai.usage.output_tokens", int(obs.output_tokens));
+            t.charge(Spend {
+                input_tokens: obs.input_tokens,
+                output_tokens: obs.output_tokens,
+                calls: 1,
+                steps: obs.turns.max(1),
+            });
         }
         if !obs.attempts.is_empty() {
             t.sink
@@ -136,7 +173,7 @@ impl Interp<'_> {
             };
             t.sink.close(id, a.started + a.duration, status, None);
         }
-        crate::tool_span::report(&mut *t.sink, span, obs);
+        crate::tool_span::report_fence(&mut *t.sink, span, obs);
         // Messages are never copied into a span: a runtime error or a provider's
         // text can quote program values, and a classified one must not leak here.
         let status = match result {

@@ -17,6 +17,8 @@ use crate::interp::{Flow, Frame, Interp, ModState};
 use crate::mock::Mock;
 use crate::parallel_record::{fan_out_effect, FanOutRecord};
 use crate::portable::Portable;
+use crate::span_buffer::SpanBuffer;
+use crate::trace::{AttrValue, SpanKind, SpanStatus};
 use crate::value::Value;
 
 /// Each module's variables as copies; one that cannot be copied keeps the error for its first reader.
@@ -66,6 +68,8 @@ pub(crate) struct Seed {
     budget: crate::budget::BudgetChain,
     /// The caller's run, continued in each branch's standard library.
     run: BranchRun,
+    /// The caller is traced: each branch records its spans for the caller to adopt.
+    pub(crate) traced: bool,
 }
 
 /// What a branch's standard library continues from its caller: the run id, the arguments,
@@ -129,6 +133,8 @@ enum Ended {
 struct BranchOut {
     ended: Ended,
     out: Vec<u8>,
+    /// The branch's spans, when the caller is traced.
+    spans: Option<SpanBuffer>,
 }
 
 /// The enclosing frame as a branch sees it: its function and the slots the body reads.
@@ -177,6 +183,7 @@ impl Interp<'_> {
             model_scope: self.model_scope.clone(),
             budget: self.budget_chain(),
             run,
+            traced: self.tracing.is_some(),
         })
     }
 
@@ -208,7 +215,8 @@ impl Interp<'_> {
         let effect = fan_out_effect(&op);
         let _ = self.flush_out();
         let replay = self.begin_fan_out(&effect)?;
-        let outs = fan_out(
+        let span = self.span_open(SpanKind::FanOut, "parallel for");
+        let mut outs = fan_out(
             &seed,
             &frame,
             p,
@@ -216,6 +224,9 @@ impl Interp<'_> {
             replay.as_ref().map(|r| &r.ran[..]),
         );
         let n = inputs.len();
+        if span.is_some() {
+            self.adopt_branch_spans(&mut outs, n);
+        }
         let (ran, winner) = finished_and_winner(&outs, p.first);
         let mut shown = String::new();
         for o in outs.iter().flatten() {
@@ -303,6 +314,34 @@ impl Interp<'_> {
             self.assign(t, value)?;
         }
         Ok(Flow::Normal)
+    }
+}
+
+impl Interp<'_> {
+    /// Replays every branch's spans, in input order, under the open `parallel for` span and
+    /// closes it; what the branches spent goes to the innermost open agent.
+    fn adopt_branch_spans(&mut self, outs: &mut [Option<BranchOut>], n: usize) {
+        let (mut finished, mut raised) = (0i64, false);
+        for (i, o) in outs.iter_mut().enumerate() {
+            let Some(o) = o else { continue };
+            match o.ended {
+                Ended::Raised(_) => raised = true,
+                Ended::Stopped => {}
+                _ => finished += 1,
+            }
+            if let Some(buf) = o.spans.take() {
+                self.adopt_spans(buf, Some(i));
+            }
+        }
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        self.span_attr("kora.parallel.branches", AttrValue::Int(n));
+        self.span_attr("kora.parallel.finished", AttrValue::Int(finished));
+        let status = if raised {
+            SpanStatus::Error
+        } else {
+            SpanStatus::Ok
+        };
+        self.span_close(status, None);
     }
 }
 
@@ -411,8 +450,13 @@ fn run_branch(
     stop: &Arc<AtomicBool>,
 ) -> BranchOut {
     let mut out = Vec::new();
+    let mut buf = SpanBuffer::default();
+    let mut spent = None;
     let ended = {
         let mut w = seed.interp(&mut out, index);
+        if seed.traced {
+            w.trace_into(&mut buf);
+        }
         w.stop = Some(stop.clone());
         w.watched = true;
         let f = &frame.func;
@@ -457,9 +501,16 @@ fn run_branch(
             }
         }
         let _ = w.flush_out();
+        if seed.traced {
+            spent = Some(w.worker_spend());
+        }
         ended
     };
-    BranchOut { ended, out }
+    let spans = spent.map(|s| {
+        buf.spent = s;
+        buf
+    });
+    BranchOut { ended, out, spans }
 }
 
 fn answer(v: &Value, wrap: impl FnOnce(Portable) -> Ended) -> Ended {

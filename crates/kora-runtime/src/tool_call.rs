@@ -14,7 +14,6 @@ use kora_models::ToolCall;
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::{Flow, Interp};
 use crate::json_value::{from_json, to_json};
-use crate::model_span::ModelObs;
 use crate::tool_loop::{Ran, ToolDecl, ToolObs};
 use crate::value::{Dict, Key, Value};
 
@@ -25,13 +24,11 @@ impl Interp<'_> {
         call: &AnalyzeCall,
         tools: &[ToolDecl],
         tc: &ToolCall,
-        obs: &mut ModelObs,
     ) -> RtResult<Ran> {
         let start = SystemTime::now();
         let mut seen = ToolObs {
             name: None,
             start,
-            end: start,
             outcome: "ran",
             rewritten_args: false,
             replaced_result: false,
@@ -39,20 +36,33 @@ impl Interp<'_> {
         let Some(tool) = tools.iter().find(|t| t.spec.name == tc.name) else {
             let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
             seen.outcome = "unknown_tool";
-            seen.end = SystemTime::now();
-            obs.tools.push(seen);
+            let span = self.open_tool_span(&seen);
+            self.close_tool_span(span, &seen, false);
             return Ok(Ran {
                 args: tc.arguments.clone(),
                 result: json!({"error": format!("there is no tool `{}`; the tools are: {}", tc.name, names.join(", "))}),
             });
         };
         seen.name = Some(tool.spec.name.clone());
+        // Open while the tool runs, so an agent used as a tool nests under its tool call.
+        let span = self.open_tool_span(&seen);
+        let r = self.run_found_tool(call, tool, tc, &mut seen);
+        self.close_tool_span(span, &seen, r.is_err());
+        r
+    }
+
+    /// The part of a tool call after the tool was found: arguments, handlers, the call.
+    fn run_found_tool(
+        &mut self,
+        call: &AnalyzeCall,
+        tool: &ToolDecl,
+        tc: &ToolCall,
+        seen: &mut ToolObs,
+    ) -> RtResult<Ran> {
         let args = match self.bind_tool_args(tool, &tc.arguments) {
             Ok(d) => d,
             Err(why) => {
                 seen.outcome = "bad_arguments";
-                seen.end = SystemTime::now();
-                obs.tools.push(seen);
                 return Ok(Ran {
                     args: tc.arguments.clone(),
                     result: json!({"error": format!("bad arguments for `{}`: {why}; call it again with arguments that match its parameters", tool.spec.name)}),
@@ -66,8 +76,6 @@ impl Interp<'_> {
             match self.run_handler(h, vec![name.clone(), args.clone()])? {
                 (Some(text), _) => {
                     seen.outcome = "skipped";
-                    seen.end = SystemTime::now();
-                    obs.tools.push(seen);
                     let result =
                         to_json(&self.prog, &text).map_err(|m| RtError::new(codes::TYPE, m))?;
                     return Ok(Ran {
@@ -116,8 +124,6 @@ impl Interp<'_> {
             self.check_model_sink(&[(&what, &result)], called.as_deref(), &entry, &site)?;
         }
         let result = to_json(&self.prog, &result).map_err(|m| RtError::new(codes::TYPE, m))?;
-        seen.end = SystemTime::now();
-        obs.tools.push(seen);
         Ok(Ran {
             args: args_json,
             result,

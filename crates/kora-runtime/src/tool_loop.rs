@@ -53,7 +53,6 @@ pub(crate) struct ToolObs {
     /// The declared name, or `None` when the model named no tool on offer.
     pub name: Option<String>,
     pub start: SystemTime,
-    pub end: SystemTime,
     /// `ran`, `skipped` (the handler answered), `bad_arguments` or `unknown_tool`.
     pub outcome: &'static str,
     pub rewritten_args: bool,
@@ -309,6 +308,7 @@ impl Interp<'_> {
                 Turned::Reply(j) => j,
                 Turned::End(outcome) => return Ok((outcome, Vec::new())),
             };
+            obs.turns += 1;
             let Some(calls) = answer.get("tool_calls").and_then(Json::as_array) else {
                 let keep = if mode == Mode::Record {
                     recorded
@@ -332,7 +332,7 @@ impl Interp<'_> {
             let mut actual = Vec::with_capacity(calls.len());
             let mut results = Vec::with_capacity(calls.len());
             for tc in &calls {
-                let ran = self.journaled_tool(call, &tools, tc, obs)?;
+                let ran = self.journaled_tool(call, &tools, tc)?;
                 actual.push(ToolCall {
                     arguments: ran.args,
                     ..tc.clone()

@@ -1,48 +1,76 @@
 //! The spans of a tool loop's tool calls: one `execute_tool {name}` child of the model call's span
 //! per call, saying what really ran (skipped by a handler, rewritten, replaced, refused).
 //!
-//! Only declared tool names and fixed words reach a span: the model's arguments and the
-//! tool's result are program data and may be classified.
+//! A tool call's span is open while the tool runs, so an agent used as a tool nests
+//! under it. Only declared tool names and fixed words reach a span: the model's
+//! arguments and the tool's result are program data and may be classified.
 
+use std::time::SystemTime;
+
+use crate::interp::Interp;
 use crate::model_span::ModelObs;
+use crate::tool_loop::ToolObs;
 use crate::trace::{AttrValue, SpanId, SpanKind, SpanStatus, Tracer};
 
-pub(crate) fn report(sink: &mut dyn Tracer, parent: SpanId, obs: &ModelObs) {
+/// What the context fence did to the call, on the call's span.
+pub(crate) fn report_fence(sink: &mut dyn Tracer, span: SpanId, obs: &ModelObs) {
     if obs.dropped_exchanges > 0 {
         sink.attr(
-            parent,
+            span,
             "kora.context.dropped_exchanges",
             AttrValue::Int(i64::try_from(obs.dropped_exchanges).unwrap_or(i64::MAX)),
         );
     }
-    for t in &obs.tools {
-        let name = t.name.as_deref().unwrap_or("unknown");
-        let id = sink.open(
+}
+
+impl Interp<'_> {
+    /// Opens a tool call's span under the model call's; `None` when nothing is traced.
+    pub(crate) fn open_tool_span(&mut self, seen: &ToolObs) -> Option<SpanId> {
+        let t = self.tracing.as_mut()?;
+        let name = seen.name.as_deref().unwrap_or("unknown");
+        let id = t.sink.open(
             SpanKind::ToolCall,
             &format!("execute_tool {name}"),
-            Some(parent),
-            t.start,
+            t.open.last().copied(),
+            seen.start,
         );
-        sink.attr(
+        t.sink.attr(
             id,
             "gen_ai.operation.name",
             AttrValue::Static("execute_tool"),
         );
-        sink.attr(id, "gen_ai.tool.name", AttrValue::Str(name.to_string()));
-        sink.attr(id, "kora.tool.outcome", AttrValue::Static(t.outcome));
-        if t.rewritten_args {
-            sink.attr(id, "kora.tool.args_rewritten", AttrValue::Bool(true));
+        t.sink
+            .attr(id, "gen_ai.tool.name", AttrValue::Str(name.to_string()));
+        t.open.push(id);
+        Some(id)
+    }
+
+    /// Closes a tool call's span with what happened; `raised` when the tool's code raised.
+    pub(crate) fn close_tool_span(&mut self, span: Option<SpanId>, seen: &ToolObs, raised: bool) {
+        let (Some(t), Some(id)) = (self.tracing.as_mut(), span) else {
+            return;
+        };
+        if let Some(at) = t.open.iter().rposition(|&o| o == id) {
+            t.open.truncate(at);
         }
-        if t.replaced_result {
-            sink.attr(id, "kora.tool.result_replaced", AttrValue::Bool(true));
+        let outcome = if raised { "raised" } else { seen.outcome };
+        t.sink
+            .attr(id, "kora.tool.outcome", AttrValue::Static(outcome));
+        if seen.rewritten_args {
+            t.sink
+                .attr(id, "kora.tool.args_rewritten", AttrValue::Bool(true));
         }
-        let status = match t.outcome {
+        if seen.replaced_result {
+            t.sink
+                .attr(id, "kora.tool.result_replaced", AttrValue::Bool(true));
+        }
+        let status = match outcome {
             "ran" | "skipped" => SpanStatus::Ok,
             _ => {
-                sink.attr(id, "error.type", AttrValue::Static(t.outcome));
+                t.sink.attr(id, "error.type", AttrValue::Static(outcome));
                 SpanStatus::Error
             }
         };
-        sink.close(id, t.end, status, None);
+        t.sink.close(id, SystemTime::now(), status, None);
     }
 }

@@ -153,7 +153,6 @@ impl Interp<'_> {
         call: &AnalyzeCall,
         tools: &[ToolDecl],
         tc: &ToolCall,
-        obs: &mut ModelObs,
     ) -> RtResult<Ran> {
         let op = format!("{}#tool", call.site);
         let e = Effect {
@@ -176,7 +175,7 @@ impl Interp<'_> {
             Begun::Stopped(s) => return Err(refused("a tool call", &e, s)),
         };
         let before = self.loop_output.as_ref().map_or(0, String::len);
-        let ran = self.run_tool_call(call, tools, tc, obs);
+        let ran = self.run_tool_call(call, tools, tc);
         if perform {
             let shown = self
                 .loop_output

@@ -26,6 +26,8 @@ pub enum SpanKind {
     Test,
     /// A call of an `agent` (budget spend rides on it).
     Agent,
+    /// One `parallel for`: its branches' spans hang under it.
+    FanOut,
     /// One `analyze`: the logical call, whatever answered it.
     ModelCall,
     /// One HTTP request of a model call; each retry is its own.
@@ -64,10 +66,41 @@ pub trait Tracer {
     fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>);
 }
 
+/// What model calls spent: the budget meters' units, counted for a span rather than a scope.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spend {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Calls that reached the model or a cassette (a mock's answer costs nothing).
+    pub calls: u64,
+    /// Model requests: one per call, one per further turn of a tool loop.
+    pub steps: u64,
+}
+
+impl Spend {
+    pub(crate) fn add(&mut self, o: Spend) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.calls += o.calls;
+        self.steps += o.steps;
+    }
+}
+
 /// A tracer and the spans the interpreter has open, innermost last.
 pub struct Tracing<'io> {
     pub(crate) sink: Box<dyn Tracer + 'io>,
     pub(crate) open: Vec<SpanId>,
+    /// Spend since each open agent began, innermost last; the first entry is the whole
+    /// interpreter's, so a branch hands its total back to the agent it ran under.
+    pub(crate) spend: Vec<Spend>,
+}
+
+impl Tracing<'_> {
+    pub(crate) fn charge(&mut self, s: Spend) {
+        if let Some(top) = self.spend.last_mut() {
+            top.add(s);
+        }
+    }
 }
 
 impl<'io> Interp<'io> {
@@ -77,6 +110,7 @@ impl<'io> Interp<'io> {
         self.tracing = Some(Tracing {
             sink,
             open: parent.into_iter().collect(),
+            spend: vec![Spend::default()],
         });
     }
 

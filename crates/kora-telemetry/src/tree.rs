@@ -51,7 +51,7 @@ pub fn render(req: &ExportTraceServiceRequest) -> String {
     }
     let calls: Vec<&&Span> = spans
         .iter()
-        .filter(|s| attr_str(&s.attributes, "gen_ai.operation.name").is_some() && !is_attempt(s))
+        .filter(|s| attr_str(&s.attributes, "gen_ai.operation.name") == Some("chat") && !is_attempt(s))
         .collect();
     let (i, o) = calls.iter().fold((0, 0), |(i, o), s| {
         (
@@ -94,6 +94,28 @@ fn line(out: &mut String, s: &Span, indent: &str, branch: &str) {
         attr_int(a, "gen_ai.usage.output_tokens"),
     ) {
         let _ = write!(text, "  {i} in / {o} out tokens");
+    }
+    // An agent's spend, in the budget's own units.
+    if let (Some(t), Some(c), Some(st)) = (
+        attr_int(a, "kora.budget.tokens"),
+        attr_int(a, "kora.budget.calls"),
+        attr_int(a, "kora.budget.steps"),
+    ) {
+        let plural = |n: i64| if n == 1 { "" } else { "s" };
+        let _ = write!(
+            text,
+            "  spent {t} token{}, {c} call{}, {st} step{}",
+            plural(t),
+            plural(c),
+            plural(st)
+        );
+    }
+    if let Some(n) = attr_int(a, "kora.parallel.branches") {
+        let done = attr_int(a, "kora.parallel.finished").unwrap_or(0);
+        let _ = write!(text, "  {done} of {n} branches finished");
+    }
+    if let Some(i) = attr_int(a, "kora.parallel.branch") {
+        let _ = write!(text, "  (branch {})", i + 1);
     }
     if let Some(by) = attr_str(a, "kora.answered_by") {
         let _ = write!(text, "  [{by}]");

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""What tracing costs: a program making CALLS mocked model calls, run with tracing on and off.
+
+The program is a `kora test` whose one test makes CALLS `analyze` calls inside a
+`with mock analyze -> Ok(...)` block, in a loop, so each call is as cheap as a model call
+can be and the trace's own cost is as visible as it can be. The two variants (default
+tracing, and `--no-trace`) are run alternately, ROUNDS times each, in one invocation, so
+both see the same machine load; a zero-call program is timed too, so start-up and
+checking can be subtracted. Reported: the median wall time of each, the overhead of
+tracing as a percentage of the traced program's own run time and of the whole process,
+and the cost per span. Nothing is asserted; the issue's bar is under 5%.
+
+    python3 scripts/bench_trace.py                 # 1,000 calls, 21 rounds, release build
+    python3 scripts/bench_trace.py --calls 5000 --rounds 31
+    python3 scripts/bench_trace.py --kora target/debug/kora   # an already built binary
+
+Standard library only. Builds `kora` in release mode (CARGO_TARGET_DIR is honoured)
+unless `--kora` names a binary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROGRAM = """type Label:
+    name: str
+    score: int
+
+def label(i: int) -> int:
+    l: Label = analyze(str(i), "Label this.") else:
+        return -1
+    return l.score
+
+test "mocked calls":
+    total = 0
+    with mock analyze -> Ok(Label("x", 2)):
+        for i in range({calls}):
+            total += label(i)
+    assert total == {calls} * 2
+"""
+
+
+def build() -> Path | None:
+    cmd = ["cargo", "build", "--release", "-p", "kora-cli", "--bin", "kora"]
+    if subprocess.run(cmd, cwd=ROOT).returncode != 0:
+        return None
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    return target / "release" / "kora"
+
+
+def timed(cmd: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    t = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed in {cwd}:\n{r.stderr.decode(errors='replace')}")
+    return t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--kora", type=Path, help="use this binary instead of building one")
+    args = ap.parse_args()
+    kora = args.kora.resolve() if args.kora else build()
+    if kora is None or not kora.exists():
+        print("no kora binary", file=sys.stderr)
+        return 1
+
+    work = Path(tempfile.mkdtemp(prefix="kora-bench-trace-"))
+    try:
+        (work / "kora.toml").write_text('[models]\ndefault = "openai:bench-model"\n')
+        (work / "calls.ko").write_text(PROGRAM.format(calls=args.calls))
+        (work / "empty.ko").write_text(PROGRAM.format(calls=0))
+        variants = {
+            "traced": [str(kora), "test", "calls.ko"],
+            "untraced": [str(kora), "test", "--no-trace", "calls.ko"],
+            "empty": [str(kora), "test", "--no-trace", "empty.ko"],
+        }
+        for cmd in variants.values():
+            timed(cmd, work)  # warm the page cache and check the program runs
+        times: dict[str, list[float]] = {k: [] for k in variants}
+        for _ in range(args.rounds):
+            for name, cmd in variants.items():
+                times[name].append(timed(cmd, work))
+            # Each traced run adds a file; keep the folder small so pruning stays cheap.
+            shutil.rmtree(work / ".kora", ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    med = {k: statistics.median(v) for k, v in times.items()}
+    spread = {k: (min(v), max(v)) for k, v in times.items()}
+    run_off = med["untraced"] - med["empty"]
+    extra = med["traced"] - med["untraced"]
+    # One model-call span per call, plus the run's and the test's.
+    spans = args.calls + 2
+    print(f"kora: {kora}")
+    print(f"{args.calls} mocked calls, {args.rounds} rounds, medians (min..max):")
+    for k in variants:
+        lo, hi = spread[k]
+        print(f"  {k:9} {med[k] * 1e3:8.2f} ms   ({lo * 1e3:.2f}..{hi * 1e3:.2f})")
+    print(f"  program run time without tracing (minus start-up): {run_off * 1e3:.2f} ms")
+    print(f"  tracing adds {extra * 1e3:.2f} ms = {extra / spans * 1e6:.2f} us per span")
+    if run_off > 0:
+        print(f"  overhead vs the program's run time: {extra / run_off * 100:.1f}%")
+    print(f"  overhead vs the whole process:      {extra / med['untraced'] * 100:.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

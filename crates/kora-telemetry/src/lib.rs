@@ -7,6 +7,7 @@
 pub mod cost;
 pub mod otlp;
 pub mod recorder;
+pub mod span_json;
 pub mod store;
 pub mod tree;
 

@@ -65,6 +65,7 @@ where
         terminating: false,
         exited: false,
         next_breakpoint: 1,
+        raised: None,
     };
     a.run(rx)
 }
@@ -82,6 +83,8 @@ struct Adapter<W: Write> {
     terminating: bool,
     exited: bool,
     next_breakpoint: i64,
+    /// The error the program is stopped on, for `exceptionInfo`.
+    raised: Option<crate::exceptions::Raised>,
 }
 
 impl<W: Write> Adapter<W> {
@@ -111,19 +114,26 @@ impl<W: Write> Adapter<W> {
                 }
                 Msg::Closed => return Ok(()),
                 Msg::Stopped(stop) if !self.terminating => {
+                    let (mut description, mut text) = (None, None);
                     let (reason, ids) = match stop.reason {
                         Reason::Entry => (StoppedEventReason::Entry, None),
                         Reason::Step => (StoppedEventReason::Step, None),
                         Reason::Pause => (StoppedEventReason::Pause, None),
                         Reason::Breakpoint(id) => (StoppedEventReason::Breakpoint, Some(vec![id])),
+                        Reason::Error(raised) => {
+                            description = Some(format!("Error {}", raised.code));
+                            text = Some(raised.message.clone());
+                            self.raised = Some(raised);
+                            (StoppedEventReason::Exception, None)
+                        }
                     };
                     self.stopped = Some(StoppedView::new(stop.snapshot));
                     self.event(Event::Stopped(StoppedEventBody {
                         reason,
-                        description: None,
+                        description,
                         thread_id: Some(THREAD_ID),
                         preserve_focus_hint: None,
-                        text: None,
+                        text,
                         all_threads_stopped: Some(true),
                         hit_breakpoint_ids: ids,
                     }));
@@ -176,6 +186,8 @@ impl<W: Write> Adapter<W> {
                     supports_configuration_done_request: Some(true),
                     supports_terminate_request: Some(true),
                     supports_evaluate_for_hovers: Some(true),
+                    supports_exception_info_request: Some(true),
+                    exception_breakpoint_filters: Some(crate::exceptions::filters()),
                     ..Capabilities::default()
                 };
                 self.respond(req.success(ResponseBody::Initialize(caps)));
@@ -195,7 +207,8 @@ impl<W: Write> Adapter<W> {
                     breakpoints: bps,
                 }))
             }
-            Command::SetExceptionBreakpoints(_) => {
+            Command::SetExceptionBreakpoints(args) => {
+                crate::exceptions::set(&self.shared, &args.filters);
                 req.success(ResponseBody::SetExceptionBreakpoints(
                     SetExceptionBreakpointsResponse { breakpoints: None },
                 ))
@@ -207,6 +220,12 @@ impl<W: Write> Adapter<W> {
                 }
                 req.success(ResponseBody::ConfigurationDone)
             }
+            Command::ExceptionInfo(_) => match (&self.stopped, &self.raised) {
+                (Some(_), Some(r)) => req.success(ResponseBody::ExceptionInfo(
+                    crate::exceptions::info(r),
+                )),
+                _ => req.error("the program is not stopped on an error"),
+            },
             Command::Threads => req.success(ResponseBody::Threads(ThreadsResponse {
                 threads: vec![Thread {
                     id: THREAD_ID,
@@ -287,6 +306,7 @@ impl<W: Write> Adapter<W> {
     }
 
     fn resume(&mut self, how: Resume) -> Result<(), &'static str> {
+        self.raised = None;
         if self.stopped.take().is_none() {
             return Err("the program is not paused");
         }

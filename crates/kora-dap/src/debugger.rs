@@ -141,12 +141,9 @@ impl Stepper {
     }
 }
 
-impl Debugger for Stepper {
-    fn before_statement(&mut self, module: ModId, at: Span, depth: usize, stack: &dyn FrameStack) {
-        self.refresh();
-        let Some(reason) = self.reason(module, at, depth) else {
-            return;
-        };
+impl Stepper {
+    /// Hands over a snapshot and waits for the editor; `depth` is where stepping resumes from.
+    fn stop(&mut self, reason: Reason, depth: usize, stack: &dyn FrameStack) {
         let snapshot = snapshot::take(&self.prog, &self.lines, stack);
         let stop = Box::new(Stop { reason, snapshot });
         if self.tx.send(Msg::Stopped(stop)).is_err() {
@@ -160,5 +157,28 @@ impl Debugger for Stepper {
             Ok(Resume::StepIn) => Mode::StepIn,
             Ok(Resume::StepOut) => Mode::Out(depth),
         };
+    }
+}
+
+impl Debugger for Stepper {
+    fn on_error(&mut self, code: &str, message: &str, stack: &dyn FrameStack) {
+        if !self.shared.stop_on_error.load(Ordering::Acquire) {
+            return;
+        }
+        let raised = crate::exceptions::Raised {
+            code: code.to_string(),
+            message: message.to_string(),
+        };
+        self.stop(Reason::Error(raised), usize::MAX, stack);
+        // The error unwinds whatever the editor asked: no statement runs after it.
+        self.mode = Mode::Run;
+    }
+
+    fn before_statement(&mut self, module: ModId, at: Span, depth: usize, stack: &dyn FrameStack) {
+        self.refresh();
+        let Some(reason) = self.reason(module, at, depth) else {
+            return;
+        };
+        self.stop(reason, depth, stack);
     }
 }

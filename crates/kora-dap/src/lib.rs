@@ -7,6 +7,7 @@
 
 mod adapter;
 mod debugger;
+mod exceptions;
 mod framing;
 mod launch;
 pub mod lines;

@@ -25,12 +25,14 @@ pub enum Msg {
     Exited(i64),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Reason {
     Entry,
     Step,
     Pause,
     Breakpoint(i64),
+    /// A runtime error, in the frame that raised it.
+    Error(crate::exceptions::Raised),
 }
 
 pub struct Stop {
@@ -52,6 +54,8 @@ pub enum Resume {
 pub struct Shared {
     /// Set by `pause`; the interpreter stops at its next statement and clears it.
     pub pause: AtomicBool,
+    /// The editor set the `uncaught` exception filter: stop where an error is raised.
+    pub stop_on_error: AtomicBool,
     /// Bumped whenever `breakpoints` changes, so the interpreter re-reads it only then.
     pub generation: AtomicU64,
     /// Canonical file path → (line → breakpoint id).

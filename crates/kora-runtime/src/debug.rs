@@ -49,4 +49,10 @@ pub trait Debugger {
     /// Called before each statement of a frame at `depth` (1 = the module's top level).
     /// Returning blocks the program for as long as the debugger wants.
     fn before_statement(&mut self, module: ModId, at: Span, depth: usize, stack: &dyn FrameStack);
+
+    /// Called once for a runtime error, in the frame that raised it and before that frame
+    /// unwinds, so the stack shown is the one that failed. Kora has no way to catch an
+    /// error, so every error reported here ends the run (a `parallel for` branch has no
+    /// debugger). Returning lets it unwind.
+    fn on_error(&mut self, _code: &str, _message: &str, _stack: &dyn FrameStack) {}
 }

@@ -71,6 +71,19 @@ impl Interp<'_> {
         }
     }
 
+    /// Shows a debugger an error in the frame that raised it (the first frame it leaves).
+    #[cold]
+    pub(crate) fn debug_error(&mut self, e: &RtError) {
+        // A sibling's stop and a durable run's suspension are how a run ends, not failures.
+        if !e.trace.is_empty() || e.code == codes::STOPPED || e.code == codes::SUSPENDED {
+            return;
+        }
+        if let Some(mut d) = self.debugger.take() {
+            d.on_error(e.code, &e.message, &FrameView(self));
+            self.debugger = Some(d);
+        }
+    }
+
     fn exec(&mut self, s: &Stmt) -> RtResult<Flow> {
         match &s.kind {
             S::Expr(e) => {

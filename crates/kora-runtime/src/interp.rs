@@ -352,6 +352,9 @@ impl<'io> Interp<'io> {
         if chose {
             self.model_scope.pop();
         }
+        if let (Err(e), true) = (&r, self.debugger.is_some()) {
+            self.debug_error(e);
+        }
         self.frames.pop();
         self.depth -= 1;
         self.base = saved_base;

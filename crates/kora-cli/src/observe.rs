@@ -38,9 +38,15 @@ impl Session {
         if !observe.trace && !observe.cost {
             return None;
         }
+        let root = project_root(config, program_dir);
+        // With a trace to keep, spans go to its file as they close; the end of the run names it.
+        let rec = match observe.trace {
+            true => Recorder::streaming_to(&kora_telemetry::store::trace_dir(&root), program),
+            false => Recorder::streaming(),
+        };
         Some(Session {
-            rec: Recorder::streaming(),
-            root: project_root(config, program_dir),
+            rec,
+            root,
             program: program.to_string(),
             observe,
             pricing: config.pricing.clone(),

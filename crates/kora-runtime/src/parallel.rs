@@ -18,7 +18,7 @@ use crate::mock::Mock;
 use crate::parallel_record::{fan_out_effect, FanOutRecord};
 use crate::portable::Portable;
 use crate::span_buffer::SpanBuffer;
-use crate::trace::{AttrValue, SpanKind, SpanStatus};
+use crate::trace::SpanKind;
 use crate::value::Value;
 
 /// Each module's variables as copies; one that cannot be copied keeps the error for its first reader.
@@ -225,7 +225,18 @@ impl Interp<'_> {
         );
         let n = inputs.len();
         if span.is_some() {
-            self.adopt_branch_spans(&mut outs, n);
+            let mut buffers = Vec::new();
+            let (mut finished, mut raised) = (0, false);
+            for (i, o) in outs.iter_mut().enumerate() {
+                let Some(o) = o else { continue };
+                match o.ended {
+                    Ended::Raised(_) => raised = true,
+                    Ended::Stopped => {}
+                    _ => finished += 1,
+                }
+                buffers.extend(o.spans.take().map(|b| (i, b)));
+            }
+            self.close_fan_out_span(buffers, n, finished, raised);
         }
         let (ran, winner) = finished_and_winner(&outs, p.first);
         let mut shown = String::new();
@@ -314,34 +325,6 @@ impl Interp<'_> {
             self.assign(t, value)?;
         }
         Ok(Flow::Normal)
-    }
-}
-
-impl Interp<'_> {
-    /// Replays every branch's spans, in input order, under the open `parallel for` span and
-    /// closes it; what the branches spent goes to the innermost open agent.
-    fn adopt_branch_spans(&mut self, outs: &mut [Option<BranchOut>], n: usize) {
-        let (mut finished, mut raised) = (0i64, false);
-        for (i, o) in outs.iter_mut().enumerate() {
-            let Some(o) = o else { continue };
-            match o.ended {
-                Ended::Raised(_) => raised = true,
-                Ended::Stopped => {}
-                _ => finished += 1,
-            }
-            if let Some(buf) = o.spans.take() {
-                self.adopt_spans(buf, Some(i));
-            }
-        }
-        let n = i64::try_from(n).unwrap_or(i64::MAX);
-        self.span_attr("kora.parallel.branches", AttrValue::Int(n));
-        self.span_attr("kora.parallel.finished", AttrValue::Int(finished));
-        let status = if raised {
-            SpanStatus::Error
-        } else {
-            SpanStatus::Ok
-        };
-        self.span_close(status, None);
     }
 }
 

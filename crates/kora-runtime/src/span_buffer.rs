@@ -130,6 +130,31 @@ impl Interp<'_> {
     }
 }
 
+impl Interp<'_> {
+    /// Replays the branches' spans, in input order, under the open `parallel for` span and
+    /// closes it; what the branches spent goes to the innermost open agent.
+    pub(crate) fn close_fan_out_span(
+        &mut self,
+        branches: Vec<(usize, SpanBuffer)>,
+        n: usize,
+        finished: usize,
+        raised: bool,
+    ) {
+        for (i, buf) in branches {
+            self.adopt_spans(buf, Some(i));
+        }
+        let int = |n: usize| AttrValue::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        self.span_attr("kora.parallel.branches", int(n));
+        self.span_attr("kora.parallel.finished", int(finished));
+        let status = if raised {
+            SpanStatus::Error
+        } else {
+            SpanStatus::Ok
+        };
+        self.span_close(status, None);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::trace::v1::{
 
 use kora_runtime::trace::{AttrValue, SpanKind, SpanStatus};
 
-use crate::recorder::{Recording, RunIds, SpanData};
+use crate::recorder::{Recording, RunIds, SpanData, Streamed};
 
 /// One span in OTLP's shape; `end` stands in for a span that never closed.
 pub fn to_span(ids: &RunIds, s: &SpanData, end: SystemTime) -> Span {
@@ -94,24 +94,31 @@ fn envelope(ids: &RunIds, program: &str, spans: Vec<Span>) -> ExportTraceService
     }
 }
 
+/// The envelope's JSON before and after the `spans` array's items.
+pub fn envelope_parts(ids: &RunIds, program: &str) -> Option<(Vec<u8>, Vec<u8>)> {
+    let empty = to_json(&envelope(ids, program, Vec::new()));
+    // The envelope's only `spans` array is the last thing named so: resource attributes come first.
+    let at = empty.rfind("\"spans\":[]")? + "\"spans\":[".len();
+    let (before, after) = empty.as_bytes().split_at(at);
+    Some((before.to_vec(), after.to_vec()))
+}
+
 /// Writes the recording as OTLP JSON: the streamed span items spliced into the envelope,
-/// or everything serialised now when nothing was streamed.
+/// or everything serialised now when nothing was streamed into memory.
 pub fn write_recording(
     rec: &Recording,
     program: &str,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let Some(items) = &rec.span_json else {
-        return out.write_all(to_json(&to_request(rec, program)).as_bytes());
+    let items = match &rec.streamed {
+        Some(Streamed::Memory(items)) => items,
+        _ => return out.write_all(to_json(&to_request(rec, program)).as_bytes()),
     };
-    let empty = to_json(&envelope(&rec.ids, program, Vec::new()));
-    // The envelope's only `spans` array is the last thing named so: resource attributes come first.
-    match empty.rfind("\"spans\":[]") {
-        Some(at) => {
-            let cut = at + "\"spans\":[".len();
-            out.write_all(&empty.as_bytes()[..cut])?;
+    match envelope_parts(&rec.ids, program) {
+        Some((before, after)) => {
+            out.write_all(&before)?;
             out.write_all(items)?;
-            out.write_all(&empty.as_bytes()[cut..])
+            out.write_all(&after)
         }
         None => out.write_all(to_json(&to_request(rec, program)).as_bytes()),
     }

@@ -3,9 +3,13 @@
 //! A span's id is its index plus one, so closing or annotating one is an
 //! index, not a search. A streaming recorder hands each span to a writer
 //! thread as it closes, which turns it into OTLP JSON while the program
-//! goes on running; the trace costs the interpreter little more than the
-//! allocations of the span itself.
+//! goes on running, and (given a folder) writes it to the trace file as it
+//! goes; the trace costs the interpreter little more than the allocations
+//! of the span itself, and the end of the run only renames a finished file.
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -57,7 +61,7 @@ pub struct RunIds {
 }
 
 impl RunIds {
-    fn new() -> RunIds {
+    pub fn new() -> RunIds {
         let now = SystemTime::now();
         let nanos = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let seed = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
@@ -80,12 +84,29 @@ impl RunIds {
     }
 }
 
+/// What a writer thread made of the spans it was handed.
+pub(crate) enum Streamed {
+    /// The `spans` array's items as OTLP JSON, comma-separated.
+    Memory(Vec<u8>),
+    /// The whole trace, written to this temporary file.
+    File(PathBuf),
+    /// A trace file that could not be finished (to be removed, and written again whole).
+    Broken(PathBuf),
+}
+
 /// A finished recording: every span, and the spans' OTLP JSON when it was streamed.
 pub struct Recording {
     pub ids: RunIds,
     pub spans: Vec<SpanData>,
-    /// The `spans` array's items as OTLP JSON, comma-separated, when a writer thread made them.
-    pub(crate) span_json: Option<Vec<u8>>,
+    pub(crate) streamed: Option<Streamed>,
+}
+
+/// The trace file a writer thread fills: the envelope around the spans, and where it goes.
+struct FileOut {
+    tmp: PathBuf,
+    file: File,
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
 }
 
 /// Spans are handed over in batches: one wake-up of the writer per batch, not per span.
@@ -94,7 +115,7 @@ const BATCH: usize = 128;
 struct Writer {
     tx: mpsc::Sender<Vec<SpanData>>,
     pending: Vec<SpanData>,
-    handle: JoinHandle<(Vec<SpanData>, Vec<u8>)>,
+    handle: JoinHandle<(Vec<SpanData>, Streamed)>,
 }
 
 /// Every span of one run.
@@ -123,25 +144,37 @@ impl Recorder {
 
     /// A recorder whose closed spans are serialised on a background thread during the run.
     pub fn streaming() -> Recorder {
-        let mut r = Recorder::new();
-        let ids = r.ids.clone();
+        Recorder::stream(RunIds::new(), None)
+    }
+
+    /// As `streaming`, and the writer thread writes the trace file in `dir` as spans close
+    /// (`RUN_ID.json.tmp` until `store::write` names it). Without a file it works in memory.
+    pub fn streaming_to(dir: &Path, program: &str) -> Recorder {
+        let ids = RunIds::new();
+        let tmp = dir.join(format!("{}.json.tmp", ids.run_id));
+        let out = crate::otlp::envelope_parts(&ids, program).and_then(|(prefix, suffix)| {
+            std::fs::create_dir_all(dir).ok()?;
+            let file = File::create(&tmp).ok()?;
+            Some(FileOut {
+                tmp,
+                file,
+                prefix,
+                suffix,
+            })
+        });
+        Recorder::stream(ids, out)
+    }
+
+    fn stream(ids: RunIds, file: Option<FileOut>) -> Recorder {
+        let mut r = Recorder {
+            ids: ids.clone(),
+            slots: Vec::new(),
+            writer: None,
+        };
         let (tx, rx) = mpsc::channel::<Vec<SpanData>>();
         let spawned = std::thread::Builder::new()
             .name("kora-trace".into())
-            .spawn(move || {
-                let mut spans = Vec::new();
-                let mut json: Vec<u8> = Vec::new();
-                for batch in rx {
-                    for s in batch {
-                        if !json.is_empty() {
-                            json.push(b',');
-                        }
-                        crate::otlp::push_span_json(&mut json, &ids, &s, s.end.unwrap_or(s.start));
-                        spans.push(s);
-                    }
-                }
-                (spans, json)
-            });
+            .spawn(move || write_spans(&ids, &rx, file));
         // Without a thread the recorder still works, serialising at the end instead.
         if let Ok(handle) = spawned {
             r.writer = Some(Writer {
@@ -163,23 +196,29 @@ impl Recorder {
                 None => spans.push(s),
             }
         }
-        let mut span_json = None;
+        let mut streamed = None;
         if let Some(mut w) = self.writer.take() {
             let last = std::mem::take(&mut w.pending);
             if let Err(mpsc::SendError(back)) = w.tx.send(last) {
                 spans.extend(back);
             }
             drop(w.tx);
-            if let Ok((mut streamed, json)) = w.handle.join() {
-                streamed.append(&mut spans);
-                spans = streamed;
-                span_json = Some(json);
+            if let Ok((mut written, out)) = w.handle.join() {
+                // Spans the writer never saw are missing from what it wrote: written again whole.
+                let complete = spans.is_empty();
+                streamed = match out {
+                    Streamed::File(tmp) if !complete => Some(Streamed::Broken(tmp)),
+                    Streamed::Memory(_) if !complete => None,
+                    out => Some(out),
+                };
+                written.append(&mut spans);
+                spans = written;
             }
         }
         Recording {
             ids: self.ids,
             spans,
-            span_json,
+            streamed,
         }
     }
 
@@ -245,6 +284,52 @@ impl Tracer for Recorder {
             }
         }
     }
+}
+
+/// The writer thread: serialises each batch as it arrives, into memory or on into the file.
+fn write_spans(
+    ids: &RunIds,
+    rx: &mpsc::Receiver<Vec<SpanData>>,
+    file: Option<FileOut>,
+) -> (Vec<SpanData>, Streamed) {
+    let mut spans = Vec::new();
+    let mut json: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut file = file.map(|f| {
+        let mut w = BufWriter::with_capacity(1 << 16, f.file);
+        let ok = w.write_all(&f.prefix);
+        (f.tmp, f.suffix, w, ok)
+    });
+    let mut first = true;
+    for batch in rx {
+        for s in batch {
+            if !first {
+                json.push(b',');
+            }
+            first = false;
+            crate::otlp::push_span_json(&mut json, ids, &s, s.end.unwrap_or(s.start));
+            spans.push(s);
+        }
+        if let Some((_, _, w, ok)) = &mut file {
+            if ok.is_ok() {
+                *ok = w.write_all(&json);
+            }
+            json.clear();
+        }
+    }
+    let out = match file {
+        None => Streamed::Memory(json),
+        Some((tmp, suffix, mut w, ok)) => {
+            let done = ok
+                .and_then(|()| w.write_all(&suffix))
+                .and_then(|()| w.write_all(b"\n"))
+                .and_then(|()| w.flush());
+            match done {
+                Ok(()) => Streamed::File(tmp),
+                Err(_) => Streamed::Broken(tmp),
+            }
+        }
+    };
+    (spans, out)
 }
 
 pub(crate) fn splitmix(mut z: u64) -> u64 {

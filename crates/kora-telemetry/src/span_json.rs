@@ -3,9 +3,11 @@
 //! Going through opentelemetry-proto's `Span` and serde costs several microseconds a span
 //! (every id, key and value is copied into owned vectors and strings first, and ids are
 //! hex-encoded through intermediate strings); a run of microsecond mocked calls pays that
-//! many times over. This writer produces the same document directly from `SpanData`. The
-//! official types stay the judge: the tests decode its output with them and compare it with
-//! `otlp::to_span`, field by field.
+//! many times over. This writer produces the same span directly from `SpanData`, leaving out
+//! the fields that hold their defaults (no trace state, flags, events or links, no parent for
+//! a root, an empty status message), as proto3's JSON mapping allows: a quarter fewer bytes
+//! for the file to take. The official types stay the judge: the tests decode its output with
+//! them and compare it with `otlp::to_span`, field by field.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -21,11 +23,11 @@ pub fn write_span(out: &mut Vec<u8>, ids: &RunIds, s: &SpanData, end: SystemTime
     hex(out, &ids.trace_id);
     out.extend_from_slice(b"\",\"spanId\":\"");
     hex(out, &ids.span_id_bytes(s.id));
-    out.extend_from_slice(b"\",\"traceState\":\"\",\"parentSpanId\":\"");
     if let Some(p) = s.parent {
+        out.extend_from_slice(b"\",\"parentSpanId\":\"");
         hex(out, &ids.span_id_bytes(p));
     }
-    out.extend_from_slice(b"\",\"flags\":0,\"name\":");
+    out.extend_from_slice(b"\",\"name\":");
     string(out, &s.name);
     out.extend_from_slice(b",\"kind\":");
     // OTLP's SpanKind: 1 internal, 3 client.
@@ -48,11 +50,13 @@ pub fn write_span(out: &mut Vec<u8>, ids: &RunIds, s: &SpanData, end: SystemTime
         value(out, v);
         out.extend_from_slice(b"}}");
     }
-    out.extend_from_slice(
-        b"],\"droppedAttributesCount\":0,\"events\":[],\"droppedEventsCount\":0,\"links\":[],\"droppedLinksCount\":0,\"status\":{\"message\":",
-    );
-    string(out, s.message.as_deref().unwrap_or(""));
-    out.extend_from_slice(b",\"code\":");
+    out.extend_from_slice(b"],\"status\":{");
+    if let Some(m) = s.message.as_deref().filter(|m| !m.is_empty()) {
+        out.extend_from_slice(b"\"message\":");
+        string(out, m);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"code\":");
     out.push(match s.status {
         SpanStatus::Unset => b'0',
         SpanStatus::Ok => b'1',
@@ -121,6 +125,12 @@ fn uint(out: &mut Vec<u8>, mut n: u64) {
 fn string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
+    // Names, keys and values are almost always plain: one scan, one copy.
+    if !bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut from = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let esc: &[u8] = match b {
@@ -185,9 +195,9 @@ mod tests {
             let text = String::from_utf8(out).expect("utf-8");
             let ours: Span = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
             assert_eq!(ours, to_span(&recording.ids, s, end), "{text}");
-            // The same bytes serde writes, so a streamed file and a whole one are alike.
+            // What is left out is only what holds its default.
             let theirs = serde_json::to_string(&to_span(&recording.ids, s, end)).expect("serde");
-            assert_eq!(text, theirs);
+            assert!(text.len() < theirs.len(), "{text}");
         }
     }
 }

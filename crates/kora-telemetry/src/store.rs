@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::otlp;
-use crate::recorder::Recording;
+use crate::recorder::{Recording, Streamed};
 
 pub const TRACE_DIR: &str = ".kora/traces";
 
@@ -23,6 +23,20 @@ pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, Str
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(format!("{}.json", rec.ids.run_id));
     let tmp = path.with_extension("json.tmp");
+    // Written during the run by the recorder's writer thread: it only needs its name.
+    match &rec.streamed {
+        Some(Streamed::File(done)) => {
+            if std::fs::rename(done, &path).is_ok() {
+                prune(&dir);
+                return Ok(path);
+            }
+            let _ = std::fs::remove_file(done);
+        }
+        Some(Streamed::Broken(part)) => {
+            let _ = std::fs::remove_file(part);
+        }
+        _ => {}
+    }
     std::fs::File::create(&tmp)
         .and_then(|f| {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
@@ -138,6 +152,37 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn a_trace_streamed_to_its_file_is_named_when_the_run_ends() {
+        use kora_runtime::trace::{AttrValue, SpanKind, SpanStatus, Tracer};
+        let root = std::env::temp_dir().join(format!("kora-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let mut rec = crate::Recorder::streaming_to(&trace_dir(&root), "main.ko");
+        let run = rec.open(SpanKind::Run, "run main.ko", None, t0);
+        // More than one batch reaches the writer, and one span is still open at the end.
+        for i in 0..300 {
+            let c = rec.open(SpanKind::ModelCall, "chat m", Some(run), t0);
+            rec.attr(c, "kora.i", AttrValue::Int(i));
+            rec.close(c, t0 + Duration::from_millis(1), SpanStatus::Ok, None);
+        }
+        let end = t0 + Duration::from_secs(2);
+        let recording = rec.finish(end);
+        let path = write(&root, &recording, "main.ko").expect("written");
+        let names: Vec<String> = std::fs::read_dir(trace_dir(&root))
+            .expect("folder")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [format!("{}.json", recording.ids.run_id)]);
+        let text = std::fs::read_to_string(&path).expect("trace");
+        let req = otlp::from_json(&text).expect("official OTLP JSON");
+        let spans = &req.resource_spans[0].scope_spans[0].spans;
+        assert_eq!(spans.len(), 301);
+        assert_eq!(req, otlp::to_request(&recording, "main.ko"));
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn timestamps_are_utc_calendar_dates() {

@@ -6,9 +6,11 @@ The program is a `kora test` whose one test makes CALLS `analyze` calls inside a
 can be and the trace's own cost is as visible as it can be. The two variants (default
 tracing, and `--no-trace`) are run alternately, ROUNDS times each, in one invocation, so
 both see the same machine load; a zero-call program is timed too, so start-up and
-checking can be subtracted. Reported: the median wall time of each, the overhead of
-tracing as a percentage of the traced program's own run time and of the whole process,
-and the cost per span. Nothing is asserted; the issue's bar is under 5%.
+checking can be subtracted. Reported, for wall time and for CPU time (user + system, all
+threads: steadier than wall time on a busy machine, and it counts the trace writer's thread
+even when it overlaps the run): the median of each variant, the overhead of tracing as a
+percentage of the untraced program's own run time and of the whole process, and the cost
+per span. Nothing is asserted; the issue's bar is under 5%.
 
     python3 scripts/bench_trace.py                 # 1,000 calls, 21 rounds, release build
     python3 scripts/bench_trace.py --calls 5000 --rounds 31
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -58,13 +61,33 @@ def build() -> Path | None:
     return target / "release" / "kora"
 
 
-def timed(cmd: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
+def cpu() -> float:
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall, cpu) seconds of one run."""
+    c0, t0 = cpu(), time.perf_counter()
     r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    t = time.perf_counter() - t0
+    t, c = time.perf_counter() - t0, cpu() - c0
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed in {cwd}:\n{r.stderr.decode(errors='replace')}")
-    return t
+    return t, c
+
+
+def report(what: str, times: dict[str, list[float]], spans: int) -> None:
+    med = {k: statistics.median(v) for k, v in times.items()}
+    run_off = med["untraced"] - med["empty"]
+    extra = med["traced"] - med["untraced"]
+    print(f"{what}, medians (min..max):")
+    for k, v in times.items():
+        print(f"  {k:9} {med[k] * 1e3:8.2f} ms   ({min(v) * 1e3:.2f}..{max(v) * 1e3:.2f})")
+    print(f"  program run time without tracing (minus start-up): {run_off * 1e3:.2f} ms")
+    print(f"  tracing adds {extra * 1e3:.2f} ms = {extra / spans * 1e6:.2f} us per span")
+    if run_off > 0:
+        print(f"  overhead vs the program's run time: {extra / run_off * 100:.1f}%")
+    print(f"  overhead vs the whole process:      {extra / med['untraced'] * 100:.1f}%")
 
 
 def main() -> int:
@@ -90,31 +113,23 @@ def main() -> int:
         }
         for cmd in variants.values():
             timed(cmd, work)  # warm the page cache and check the program runs
-        times: dict[str, list[float]] = {k: [] for k in variants}
+        wall: dict[str, list[float]] = {k: [] for k in variants}
+        cpus: dict[str, list[float]] = {k: [] for k in variants}
         for _ in range(args.rounds):
             for name, cmd in variants.items():
-                times[name].append(timed(cmd, work))
+                w, c = timed(cmd, work)
+                wall[name].append(w)
+                cpus[name].append(c)
             # Each traced run adds a file; keep the folder small so pruning stays cheap.
             shutil.rmtree(work / ".kora", ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    med = {k: statistics.median(v) for k, v in times.items()}
-    spread = {k: (min(v), max(v)) for k, v in times.items()}
-    run_off = med["untraced"] - med["empty"]
-    extra = med["traced"] - med["untraced"]
     # One model-call span per call, plus the run's and the test's.
     spans = args.calls + 2
-    print(f"kora: {kora}")
-    print(f"{args.calls} mocked calls, {args.rounds} rounds, medians (min..max):")
-    for k in variants:
-        lo, hi = spread[k]
-        print(f"  {k:9} {med[k] * 1e3:8.2f} ms   ({lo * 1e3:.2f}..{hi * 1e3:.2f})")
-    print(f"  program run time without tracing (minus start-up): {run_off * 1e3:.2f} ms")
-    print(f"  tracing adds {extra * 1e3:.2f} ms = {extra / spans * 1e6:.2f} us per span")
-    if run_off > 0:
-        print(f"  overhead vs the program's run time: {extra / run_off * 100:.1f}%")
-    print(f"  overhead vs the whole process:      {extra / med['untraced'] * 100:.1f}%")
+    print(f"kora: {kora}; {args.calls} mocked calls, {args.rounds} rounds; load average {os.getloadavg()[0]:.1f}")
+    report("wall time", wall, spans)
+    report("CPU time", cpus, spans)
     return 0
 
 

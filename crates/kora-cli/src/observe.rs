@@ -41,7 +41,11 @@ impl Session {
         let root = project_root(config, program_dir);
         // With a trace to keep, spans go to its file as they close; the end of the run names it.
         let rec = match observe.trace {
-            true => Recorder::streaming_to(&kora_telemetry::store::trace_dir(&root), program),
+            true => Recorder::streaming_to(
+                &kora_telemetry::store::trace_dir(&root),
+                program,
+                observe.cost,
+            ),
             false => Recorder::streaming(),
         };
         Some(Session {

@@ -90,8 +90,9 @@ pub(crate) enum Streamed {
     Memory(Vec<u8>),
     /// The whole trace, written to this temporary file.
     File(PathBuf),
-    /// A trace file that could not be finished (to be removed, and written again whole).
-    Broken(PathBuf),
+    /// A trace file that could not be finished: to be removed, and written again whole when
+    /// every span was kept (`false` when they were dropped as they were written).
+    Broken(PathBuf, bool),
 }
 
 /// A finished recording: every span, and the spans' OTLP JSON when it was streamed.
@@ -107,6 +108,8 @@ struct FileOut {
     file: File,
     prefix: Vec<u8>,
     suffix: Vec<u8>,
+    /// Keep every span after writing it (for the cost report).
+    keep: bool,
 }
 
 /// Spans are handed over in batches: one wake-up of the writer per batch, not per span.
@@ -149,7 +152,10 @@ impl Recorder {
 
     /// As `streaming`, and the writer thread writes the trace file in `dir` as spans close
     /// (`RUN_ID.json.tmp` until `store::write` names it). Without a file it works in memory.
-    pub fn streaming_to(dir: &Path, program: &str) -> Recorder {
+    /// With `keep` false, a span written to the file is dropped there and then: the
+    /// recording's `spans` are then only those the file could not take, and a run of many
+    /// calls does not grow by every span it made.
+    pub fn streaming_to(dir: &Path, program: &str, keep: bool) -> Recorder {
         let ids = RunIds::new();
         let tmp = dir.join(format!("{}.json.tmp", ids.run_id));
         let out = crate::otlp::envelope_parts(&ids, program).and_then(|(prefix, suffix)| {
@@ -160,6 +166,7 @@ impl Recorder {
                 file,
                 prefix,
                 suffix,
+                keep,
             })
         });
         Recorder::stream(ids, out)
@@ -207,7 +214,7 @@ impl Recorder {
                 // Spans the writer never saw are missing from what it wrote: written again whole.
                 let complete = spans.is_empty();
                 streamed = match out {
-                    Streamed::File(tmp) if !complete => Some(Streamed::Broken(tmp)),
+                    Streamed::File(tmp) if !complete => Some(Streamed::Broken(tmp, false)),
                     Streamed::Memory(_) if !complete => None,
                     out => Some(out),
                 };
@@ -294,6 +301,7 @@ fn write_spans(
 ) -> (Vec<SpanData>, Streamed) {
     let mut spans = Vec::new();
     let mut json: Vec<u8> = Vec::with_capacity(1 << 16);
+    let keep = file.as_ref().is_none_or(|f| f.keep);
     let mut file = file.map(|f| {
         let mut w = BufWriter::with_capacity(1 << 16, f.file);
         let ok = w.write_all(&f.prefix);
@@ -307,7 +315,9 @@ fn write_spans(
             }
             first = false;
             crate::otlp::push_span_json(&mut json, ids, &s, s.end.unwrap_or(s.start));
-            spans.push(s);
+            if keep {
+                spans.push(s);
+            }
         }
         if let Some((_, _, w, ok)) = &mut file {
             if ok.is_ok() {
@@ -325,7 +335,7 @@ fn write_spans(
                 .and_then(|()| w.flush());
             match done {
                 Ok(()) => Streamed::File(tmp),
-                Err(_) => Streamed::Broken(tmp),
+                Err(_) => Streamed::Broken(tmp, keep),
             }
         }
     };

@@ -26,14 +26,22 @@ pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, Str
     // Written during the run by the recorder's writer thread: it only needs its name.
     match &rec.streamed {
         Some(Streamed::File(done)) => {
-            if std::fs::rename(done, &path).is_ok() {
-                prune(&dir);
-                return Ok(path);
+            let named = std::fs::rename(done, &path);
+            if named.is_err() {
+                let _ = std::fs::remove_file(done);
             }
-            let _ = std::fs::remove_file(done);
+            return named
+                .map(|()| {
+                    prune(&dir);
+                    path.clone()
+                })
+                .map_err(|e| format!("cannot write {}: {e}", path.display()));
         }
-        Some(Streamed::Broken(part)) => {
+        Some(Streamed::Broken(part, kept)) => {
             let _ = std::fs::remove_file(part);
+            if !kept {
+                return Err(format!("cannot write {}", part.display()));
+            }
         }
         _ => {}
     }
@@ -159,7 +167,7 @@ mod tests {
         let root = std::env::temp_dir().join(format!("kora-store-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let mut rec = crate::Recorder::streaming_to(&trace_dir(&root), "main.ko");
+        let mut rec = crate::Recorder::streaming_to(&trace_dir(&root), "main.ko", true);
         let run = rec.open(SpanKind::Run, "run main.ko", None, t0);
         // More than one batch reaches the writer, and one span is still open at the end.
         for i in 0..300 {

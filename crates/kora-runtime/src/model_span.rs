@@ -87,8 +87,8 @@ impl Interp<'_> {
             .frames
             .iter()
             .rev()
-            .find(|f| f.func.kind == FuncKind::Agent)
-            .map(|f| f.func.name.clone());
+            .find(|f| f.func().kind == FuncKind::Agent)
+            .map(|f| f.func().name.clone());
         let Some(t) = self.tracing.as_mut() else {
             return;
         };

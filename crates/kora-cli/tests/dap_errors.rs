@@ -49,7 +49,11 @@ fn launch(name: &str, filters: &[&str]) -> (Peer, Value) {
     let caps = ok(&mut p, "initialize", json!({"adapterID": "kora"}));
     event(&mut p, "initialized");
     ok(&mut p, "launch", json!({"program": main.to_str()}));
-    ok(&mut p, "setExceptionBreakpoints", json!({"filters": filters}));
+    ok(
+        &mut p,
+        "setExceptionBreakpoints",
+        json!({"filters": filters}),
+    );
     ok(&mut p, "configurationDone", json!({}));
     (p, caps)
 }

@@ -199,7 +199,8 @@ fn agent_spans_nest_their_work_and_carry_what_it_spent() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let tree = &r.stdout;
     assert!(
-        tree.contains("├─ invoke_agent planner") && tree.contains("spent 59 tokens, 2 calls, 3 steps"),
+        tree.contains("├─ invoke_agent planner")
+            && tree.contains("spent 59 tokens, 2 calls, 3 steps"),
         "{tree}"
     );
     assert!(tree.contains("invoke_agent lookup"), "{tree}");
@@ -208,7 +209,10 @@ fn agent_spans_nest_their_work_and_carry_what_it_spent() {
             && tree.contains("spent 120 tokens, 1 call, 1 step"),
         "{tree}"
     );
-    assert!(tree.contains("3 model calls, 151 input + 28 output tokens"), "{tree}");
+    assert!(
+        tree.contains("3 model calls, 151 input + 28 output tokens"),
+        "{tree}"
+    );
 }
 
 const FAN_OUT: &str = r#"agent triage(tag: str) -> int:
@@ -244,9 +248,12 @@ fn model_calls_in_parallel_branches_are_traced_under_the_fan_out() {
         .collect();
     branches.sort_unstable();
     assert_eq!(branches, [0, 1, 2]);
-    let ids: std::collections::HashSet<&[u8]> =
-        all.iter().map(|s| s.span_id.as_slice()).collect();
-    assert_eq!(ids.len(), all.len(), "span ids are distinct across branches");
+    let ids: std::collections::HashSet<&[u8]> = all.iter().map(|s| s.span_id.as_slice()).collect();
+    assert_eq!(
+        ids.len(),
+        all.len(),
+        "span ids are distinct across branches"
+    );
     for c in &calls {
         assert_eq!(c.name, "chat fake-model");
         assert_eq!(attr_str(&c.attributes, "gen_ai.agent.name"), Some("triage"));
@@ -259,7 +266,11 @@ fn model_calls_in_parallel_branches_are_traced_under_the_fan_out() {
     assert_eq!(int(triage, "kora.budget.tokens"), 36);
 
     let r = support::run_in(&d, &["trace"]);
-    assert!(r.stdout.contains("3 of 3 branches finished"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("3 of 3 branches finished"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("(branch 3)"), "{}", r.stdout);
 }
 

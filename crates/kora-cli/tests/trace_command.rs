@@ -77,7 +77,10 @@ fn otlp_file_decodes_with_genai_attributes_and_one_span_per_attempt() {
         .find(|s| s.name == "invoke_agent summarize")
         .expect("agent span");
     assert_eq!(agent.parent_span_id, run.span_id);
-    assert_eq!(call.parent_span_id, agent.span_id, "the call nests under its agent");
+    assert_eq!(
+        call.parent_span_id, agent.span_id,
+        "the call nests under its agent"
+    );
     assert_eq!(call.trace_id, run.trace_id);
     let a = &call.attributes;
     assert_eq!(attr_str(a, "gen_ai.operation.name"), Some("chat"));

@@ -221,9 +221,9 @@ impl<W: Write> Adapter<W> {
                 req.success(ResponseBody::ConfigurationDone)
             }
             Command::ExceptionInfo(_) => match (&self.stopped, &self.raised) {
-                (Some(_), Some(r)) => req.success(ResponseBody::ExceptionInfo(
-                    crate::exceptions::info(r),
-                )),
+                (Some(_), Some(r)) => {
+                    req.success(ResponseBody::ExceptionInfo(crate::exceptions::info(r)))
+                }
                 _ => req.error("the program is not stopped on an error"),
             },
             Command::Threads => req.success(ResponseBody::Threads(ThreadsResponse {

@@ -38,11 +38,15 @@ impl Interp<'_> {
                 t.open.last().copied(),
                 SystemTime::now(),
             );
-            t.sink
-                .attr(id, "gen_ai.operation.name", AttrValue::Static("invoke_agent"));
+            t.sink.attr(
+                id,
+                "gen_ai.operation.name",
+                AttrValue::Static("invoke_agent"),
+            );
             t.sink.attr(id, "gen_ai.agent.name", AttrValue::Str(name));
             if c.def.isolated {
-                t.sink.attr(id, "kora.agent.isolated", AttrValue::Bool(true));
+                t.sink
+                    .attr(id, "kora.agent.isolated", AttrValue::Bool(true));
             }
             t.open.push(id);
             t.spend.push(Spend::default());

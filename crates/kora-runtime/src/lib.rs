@@ -3,6 +3,7 @@
 //! It walks the resolved tree from `kora-check`; it knows nothing of
 //! terminals, editors or protocols (those are adapters over `debug::Debugger`).
 
+mod agent_span;
 pub mod analyze;
 pub mod arith;
 mod ask_human;
@@ -26,7 +27,6 @@ mod exec;
 pub mod format;
 pub mod index;
 pub mod interp;
-mod agent_span;
 mod isolated;
 pub mod iter;
 pub mod journal;

@@ -61,7 +61,7 @@ pub struct RunIds {
 }
 
 impl RunIds {
-    pub fn new() -> RunIds {
+    pub(crate) fn new() -> RunIds {
         let now = SystemTime::now();
         let nanos = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let seed = (nanos as u64) ^ (u64::from(std::process::id()) << 32);

@@ -182,7 +182,12 @@ mod tests {
         rec.attr(call, "kora.n", AttrValue::Bool(false));
         rec.attr(call, "kora.s", AttrValue::Str("tab\there \"q\"".into()));
         rec.attr(call, "kora.st", AttrValue::Static("chat"));
-        rec.close(call, t0 + Duration::from_millis(5), SpanStatus::Error, Some("why \"x\""));
+        rec.close(
+            call,
+            t0 + Duration::from_millis(5),
+            SpanStatus::Error,
+            Some("why \"x\""),
+        );
         let open = rec.open(SpanKind::Agent, "invoke_agent a", Some(run), t0);
         rec.close(run, t0 + Duration::from_millis(9), SpanStatus::Ok, None);
         let end = t0 + Duration::from_secs(1);

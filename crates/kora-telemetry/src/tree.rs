@@ -51,7 +51,9 @@ pub fn render(req: &ExportTraceServiceRequest) -> String {
     }
     let calls: Vec<&&Span> = spans
         .iter()
-        .filter(|s| attr_str(&s.attributes, "gen_ai.operation.name") == Some("chat") && !is_attempt(s))
+        .filter(|s| {
+            attr_str(&s.attributes, "gen_ai.operation.name") == Some("chat") && !is_attempt(s)
+        })
         .collect();
     let (i, o) = calls.iter().fold((0, 0), |(i, o), s| {
         (

@@ -6,6 +6,7 @@ use std::path::Path;
 use kora_check::hir::{self, StmtKind as H};
 use kora_check::{check_program, Disk};
 use kora_syntax::ast::{Stmt, StmtKind};
+use kora_syntax::visit::children::each_stmt;
 use kora_syntax::LineIndex;
 
 /// What `setBreakpoints` needs to know about one file.
@@ -105,8 +106,9 @@ fn hir_lines(stmts: &[hir::Stmt], index: &LineIndex, out: &mut BTreeSet<u32>) {
     }
 }
 
+/// Every `parallel for` body, nested ones and those inside handlers included.
 fn parallel_bodies(stmts: &[Stmt], index: &LineIndex, out: &mut Vec<(u32, u32)>) {
-    for s in stmts {
+    each_stmt(stmts, &mut |s| {
         if let StmtKind::For {
             body,
             parallel: Some(_),
@@ -120,32 +122,5 @@ fn parallel_bodies(stmts: &[Stmt], index: &LineIndex, out: &mut Vec<(u32, u32)>)
                 ));
             }
         }
-        for b in blocks(s) {
-            parallel_bodies(b, index, out);
-        }
-    }
-}
-
-fn blocks(s: &Stmt) -> Vec<&[Stmt]> {
-    match &s.kind {
-        StmtKind::If { branches, orelse } => {
-            let mut v: Vec<&[Stmt]> = branches.iter().map(|(_, b)| b.as_slice()).collect();
-            if let Some(b) = orelse {
-                v.push(b);
-            }
-            v
-        }
-        StmtKind::While { body, .. }
-        | StmtKind::For { body, .. }
-        | StmtKind::Budget { body, .. }
-        | StmtKind::Context { body, .. }
-        | StmtKind::ModelBlock { body, .. }
-        | StmtKind::Mock { body, .. }
-        | StmtKind::Declassify { body, .. }
-        | StmtKind::Test { body, .. } => vec![body],
-        StmtKind::Def(d) => vec![&d.body],
-        StmtKind::Match { arms, .. } => arms.iter().map(|a| a.body.as_slice()).collect(),
-        StmtKind::AnnAssign { else_: Some(e), .. } => vec![&e.body],
-        _ => Vec::new(),
-    }
+    });
 }

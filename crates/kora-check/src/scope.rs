@@ -6,9 +6,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use kora_syntax::ast::*;
-use kora_syntax::visit::{
-    walk_else, walk_expr, walk_handler, walk_pattern, walk_stmt, Visitor,
-};
+use kora_syntax::visit::{walk_else, walk_expr, walk_handler, walk_pattern, walk_stmt, Visitor};
 use kora_syntax::Span;
 
 /// What one function (or lambda) scope binds and needs.

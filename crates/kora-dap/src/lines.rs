@@ -124,3 +124,20 @@ fn parallel_bodies(stmts: &[Stmt], index: &LineIndex, out: &mut Vec<(u32, u32)>)
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_bodies_inside_handlers_are_found() {
+        let dir = std::env::temp_dir().join(format!("kora-dap-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("h.ko");
+        let src = "def f(t: str) -> None:\n    r: Result[str] = analyze(t, \"x\")\n        on token(piece):\n            rs = parallel for c in [1, 2]:\n                print(c)\n                print(piece)\n    xs = parallel for c in [1]:\n        print(c)\n";
+        std::fs::write(&path, src).expect("write program");
+        let lines = file_lines(&path);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(lines.parallel, vec![(5, 6), (8, 8)]);
+    }
+}

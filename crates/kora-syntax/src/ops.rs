@@ -8,8 +8,8 @@
 //! a call, then its callee, then its arguments).
 
 use crate::ast::{Block, Expr, ExprKind, FuncDef, Module, Stmt, StmtKind};
-use crate::visit::{walk_expr, walk_stmt, Visitor};
 use crate::span::Span;
+use crate::visit::{walk_expr, walk_stmt, Visitor};
 use std::collections::BTreeMap;
 
 /// Which call this is: `func` is the qualified enclosing function (`"<module>"`,

@@ -169,14 +169,60 @@ fn type_name(k: &TypeExprKind) -> &'static str {
 }
 
 const STMTS: &[&str] = &[
-    "Expr", "Assign", "AnnAssign", "AugAssign", "If", "While", "For", "Break", "Continue",
-    "Pass", "Return", "Def", "Record", "TypeAlias", "Match", "Use", "Nonlocal", "Global",
-    "Assert", "Budget", "Context", "ModelBlock", "Mock", "Declassify", "Test", "PythonImport",
+    "Expr",
+    "Assign",
+    "AnnAssign",
+    "AugAssign",
+    "If",
+    "While",
+    "For",
+    "Break",
+    "Continue",
+    "Pass",
+    "Return",
+    "Def",
+    "Record",
+    "TypeAlias",
+    "Match",
+    "Use",
+    "Nonlocal",
+    "Global",
+    "Assert",
+    "Budget",
+    "Context",
+    "ModelBlock",
+    "Mock",
+    "Declassify",
+    "Test",
+    "PythonImport",
 ];
 const EXPRS: &[&str] = &[
-    "Int", "Float", "Str", "FString", "Bool", "None", "Name", "List", "Tuple", "Set", "Dict",
-    "Comp", "Unary", "Binary", "BoolOp", "Compare", "Call", "Attr", "Index", "Slice", "Lambda",
-    "IfExp", "Analyze", "AskHuman", "Classified", "Starred",
+    "Int",
+    "Float",
+    "Str",
+    "FString",
+    "Bool",
+    "None",
+    "Name",
+    "List",
+    "Tuple",
+    "Set",
+    "Dict",
+    "Comp",
+    "Unary",
+    "Binary",
+    "BoolOp",
+    "Compare",
+    "Call",
+    "Attr",
+    "Index",
+    "Slice",
+    "Lambda",
+    "IfExp",
+    "Analyze",
+    "AskHuman",
+    "Classified",
+    "Starred",
 ];
 const PATTERNS: &[&str] = &[
     "Wildcard",
@@ -190,8 +236,17 @@ const PATTERNS: &[&str] = &[
 const TYPES: &[&str] = &["TyNamed", "TyLiteral", "TyNone", "TyUnion"];
 /// The nodes that are not a kind of statement, expression, pattern or type.
 const PARTS: &[&str] = &[
-    "block", "func_def", "param", "arg", "handler", "else", "match_arm", "record", "field",
-    "comp_clause", "fstring_part",
+    "block",
+    "func_def",
+    "param",
+    "arg",
+    "handler",
+    "else",
+    "match_arm",
+    "record",
+    "field",
+    "comp_clause",
+    "fstring_part",
 ];
 
 /// Every node the walk reaches, by kind, in order.
@@ -296,9 +351,15 @@ fn reaches_every_kind_of_node() {
         let missing: Vec<&&str> = list.iter().filter(|k| !got.contains(*k)).collect();
         assert!(missing.is_empty(), "never visited: {missing:?}");
     }
-    let known: BTreeSet<&str> = [STMTS, EXPRS, PATTERNS, TYPES, PARTS].concat().into_iter().collect();
+    let known: BTreeSet<&str> = [STMTS, EXPRS, PATTERNS, TYPES, PARTS]
+        .concat()
+        .into_iter()
+        .collect();
     let unknown: Vec<&&str> = got.iter().filter(|k| !known.contains(*k)).collect();
-    assert!(unknown.is_empty(), "visited kinds missing from the tables: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "visited kinds missing from the tables: {unknown:?}"
+    );
 }
 
 #[test]
@@ -349,9 +410,7 @@ fn the_mutable_walk_visits_what_the_shared_one_does_in_the_same_order() {
     let mut m = parse_clean(EVERY_FORM);
     let shared: Vec<&str> = seen(&m)
         .into_iter()
-        .filter(|k| {
-            STMTS.contains(k) || EXPRS.contains(k)
-        })
+        .filter(|k| STMTS.contains(k) || EXPRS.contains(k))
         .collect();
     let mut v = SeenMut::default();
     v.visit_block(&mut m.stmts);
@@ -396,7 +455,10 @@ fn one_level_views_stop_at_the_next_level() {
         "def f(a: int = g(1)) -> int:\n    if a:\n        return h(a)\n    return 0\nprint(f\"{x} {y:{w}}\", k=z)\n",
     );
     let def = &m.stmts[0];
-    let defaults: Vec<String> = stmt_exprs(def).iter().map(|e| format!("{:?}", e.span)).collect();
+    let defaults: Vec<String> = stmt_exprs(def)
+        .iter()
+        .map(|e| format!("{:?}", e.span))
+        .collect();
     assert_eq!(defaults.len(), 1, "only the default belongs to the def");
     let blocks = child_blocks(def);
     assert_eq!(blocks.len(), 1);
@@ -431,9 +493,6 @@ fn the_mutable_view_can_rewrite_a_statements_expressions() {
             e.kind = ExprKind::Error;
         }
     }
-    let left: Vec<&str> = seen(&m)
-        .into_iter()
-        .filter(|k| EXPRS.contains(k))
-        .collect();
+    let left: Vec<&str> = seen(&m).into_iter().filter(|k| EXPRS.contains(k)).collect();
     assert!(left.is_empty(), "{left:?}");
 }

@@ -1,4 +1,5 @@
-//! End to end: how many `parallel for` branches wait at once, whatever the core count.
+//! End to end: the threads `parallel for` branches run on: how many wait at once, whatever
+//! the core count, and how deep a branch may recurse.
 //!
 //! A local HTTP server holds every request until `MEET` of them are open at the same
 //! time, and only then answers "together". A pool one thread per core would keep two
@@ -59,12 +60,12 @@ print(got)
 }
 
 fn expected() -> String {
-    format!("[{}]\n", vec!["\"together\""; MEET].join(", "))
+    format!("[{}]\n", vec!["'together'"; MEET].join(", "))
 }
 
 #[test]
 fn branches_that_wait_are_in_flight_together_even_on_few_cores() {
-    let d = support::temp_dir("kora-parallel-width", "meet");
+    let d = support::temp_dir("kora-parallel-pool", "meet");
     std::fs::write(d.join("main.ko"), program(meeting_point())).expect("program");
     let r = support::run_in(&d, &["run", "main.ko"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
@@ -73,9 +74,27 @@ fn branches_that_wait_are_in_flight_together_even_on_few_cores() {
 
 #[test]
 fn a_durable_run_keeps_them_in_flight_together_too() {
-    let d = support::temp_dir("kora-parallel-width", "meet-durable");
+    let d = support::temp_dir("kora-parallel-pool", "meet-durable");
     std::fs::write(d.join("main.ko"), program(meeting_point())).expect("program");
     let r = support::run_in(&d, &["run", "--durable", "main.ko"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.stdout, expected(), "{}", r.stderr);
+}
+
+#[test]
+fn a_branch_recurses_as_deep_as_the_main_program() {
+    let d = support::temp_dir("kora-parallel-pool", "deep");
+    let program = r#"def down(n: int) -> int:
+    if n == 0:
+        return 0
+    return 1 + down(n - 1)
+
+got: list[int] = parallel for i in range(3):
+    return down(950 + i)
+print(got)
+"#;
+    std::fs::write(d.join("main.ko"), program).expect("program");
+    let r = support::run_in(&d, &["run", "main.ko"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "[950, 951, 952]\n");
 }

@@ -1,11 +1,12 @@
 //! End to end: the threads `parallel for` branches run on: how many wait at once, whatever
 //! the core count, and how deep a branch may recurse.
 //!
-//! A local HTTP server holds every request until `MEET` of them are open at the same
-//! time, and only then answers "together". A pool one thread per core would keep two
-//! branches in flight on a 2-core machine, so no request would ever see the others and
-//! each would be answered "alone" once the server gives up waiting. Nothing here is
-//! timed: the server's give-up exists only so a failing build ends instead of hanging.
+//! A local HTTP server holds every request until `MEET` requests have arrived, and only
+//! then answers "together"; nothing is answered before that, so eight "together" answers
+//! mean eight branches were waiting at the same time. A pool of one thread per core keeps
+//! two branches in flight on a 2-core machine, and its first requests are answered "alone"
+//! once the server gives up waiting. Nothing here is timed: the give-up exists only so a
+//! failing build ends instead of hanging.
 
 mod support;
 
@@ -60,7 +61,7 @@ print(got)
 }
 
 fn expected() -> String {
-    format!("[{}]\n", vec!["'together'"; MEET].join(", "))
+    format!("[{}]\n", ["'together'"; MEET].join(", "))
 }
 
 #[test]

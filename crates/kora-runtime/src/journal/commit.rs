@@ -258,7 +258,11 @@ mod tests {
         for r in riders {
             r.join().expect("rider").expect("rider synced");
         }
-        assert_eq!(w.syncs(), 2, "one held sync, then one for all eight waiters");
+        assert_eq!(
+            w.syncs(),
+            2,
+            "one held sync, then one for all eight waiters"
+        );
         let loaded = super::super::store::load(&path).expect("load");
         assert_eq!(loaded.records.len(), 9);
     }

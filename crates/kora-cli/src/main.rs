@@ -82,6 +82,9 @@ enum Command {
         /// Do not write the trace to .kora/traces/
         #[arg(long)]
         no_trace: bool,
+        /// Model calls use this `[models]` entry unless a call, block or agent names another
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
     },
     /// Print a recorded run's spans as a tree, with durations and tokens (default: the newest)
     Trace {
@@ -190,11 +193,13 @@ fn main() -> ExitCode {
             filter,
             report,
             no_trace,
+            model,
         } => test_cmd::test(test_cmd::TestOpts {
             paths,
             live,
             filter,
             observe: observe(report, no_trace),
+            model,
         }),
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),
         Command::Check { files } => check::check(&files),

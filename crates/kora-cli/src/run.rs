@@ -67,12 +67,24 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         mut run_id,
         observe,
         durability,
-        model: opts_model,
+        model: mut opts_model,
     } = opts;
     let mut resumed = None;
     let file = match (&durability, file) {
         (Durability::Resume(id), _) => match durable_cmd::open_resume(id) {
             Ok((run, program, recorded)) => {
+                let started = run.past.model().map(str::to_string);
+                match (&opts_model, &started) {
+                    (Some(asked), Some(m)) if asked != m => {
+                        eprintln!("error: run {id} started with `--model {m}`; resume it without --model (or with `--model {m}`) so its remaining calls answer to the same model");
+                        return 2;
+                    }
+                    (Some(_), None) => {
+                        eprintln!("error: run {id} started without --model; resume it without --model so its remaining calls answer to the same model");
+                        return 2;
+                    }
+                    _ => opts_model = started,
+                }
                 args = recorded;
                 run_id = Some(id.clone());
                 resumed = Some(run);
@@ -134,6 +146,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                 &shown.display().to_string(),
                 &durable_cmd::digest(&program),
                 &args,
+                opts_model.as_deref(),
             ) {
                 Ok(run) => {
                     eprintln!("kora: durable run {id} (resume with `kora run --resume {id}`)");

@@ -25,6 +25,8 @@ pub struct TestOpts {
     pub live: bool,
     pub filter: Option<String>,
     pub observe: Observe,
+    /// `--model NAME`: every test's run model, as `kora run --model` sets it.
+    pub model: Option<String>,
 }
 
 #[derive(Default)]
@@ -64,6 +66,12 @@ fn run_tests(opts: TestOpts) -> u8 {
             return 2;
         }
     };
+    if let Some(name) = &opts.model {
+        if let Err(e) = session_config.resolve(Some(name)) {
+            eprintln!("error: --model {name}: {e}");
+            return 2;
+        }
+    }
     let mut session = Session::start(opts.observe, &session_config, &first_dir, "kora test");
     let root = session
         .as_mut()
@@ -167,7 +175,14 @@ fn run_file(
         let span = session
             .as_mut()
             .map(|s| s.open(SpanKind::Test, &format!("test {name:?}"), root));
-        let result = run_one(&program, file, &config, mode, &body, session, span);
+        let run = TestRun {
+            program: &program,
+            file,
+            config: &config,
+            mode,
+            model: opts.model.as_deref(),
+        };
+        let result = run_one(&run, &body, session, span);
         if let (Some(s), Some(id)) = (session.as_mut(), span) {
             s.close(id, result.as_ref().err().map(|_| "failed"));
         }
@@ -187,16 +202,29 @@ fn run_file(
     }
 }
 
+/// What every test of one file shares.
+struct TestRun<'a> {
+    program: &'a std::sync::Arc<hir::Program>,
+    file: &'a Path,
+    config: &'a Config,
+    mode: Mode,
+    model: Option<&'a str>,
+}
+
 /// Runs one test; `Err` holds what to show: the error with its trace, then the captured output.
 fn run_one(
-    program: &std::sync::Arc<hir::Program>,
-    file: &Path,
-    config: &Config,
-    mode: Mode,
+    run: &TestRun<'_>,
     body: &std::sync::Arc<hir::Function>,
     session: &mut Option<Session>,
     span: Option<kora_runtime::trace::SpanId>,
 ) -> Result<(), String> {
+    let TestRun {
+        program,
+        file,
+        config,
+        mode,
+        model,
+    } = *run;
     let cassette = Cassette::open(&Cassette::path_for(file))?;
     let mut captured: Vec<u8> = Vec::new();
     let mut interp = kora_runtime::Interp::new(program.clone(), &mut captured);
@@ -204,7 +232,7 @@ fn run_one(
         config: config.clone(),
         cassette: Some(cassette),
         mode,
-        main_model: None,
+        main_model: model.map(str::to_string),
     });
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), span);

@@ -189,3 +189,47 @@ fn images_cross_a_parallel_for_boundary() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, format!("[{}, {}]\n", PNG.len(), GIF.len()));
 }
+
+/// A PNG header for a 2048 × 4096 image: the tile rule charges it 1,105 tokens.
+fn tall_png() -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend_from_slice(&2048u32.to_be_bytes());
+    png.extend_from_slice(&4096u32.to_be_bytes());
+    png.extend_from_slice(b"\x08\x02\0\0\0");
+    png
+}
+
+#[test]
+fn the_context_fence_counts_an_image_by_its_pixels() {
+    let fake = FakeProvider::with_default(Behaviour::Answer(r#"{"ok": 3.5}"#.into()));
+    let program = r#"use fs
+
+def ask(room: int) -> None:
+    tall: fs.Image = fs.image("tall.png") else:
+        print("no image")
+        return
+    with context(max_input_tokens=room, reserve_output_tokens=0):
+        r: Result[float] = analyze(tall, "What is the total?")
+        match r:
+            case Ok(t):
+                print(room, "sent", t)
+            case Failed(why) | Uncertain(why):
+                print(room, why)
+
+ask(1000)
+ask(1400)
+"#;
+    let d = setup("fence", &fake, "openai", program);
+    std::fs::write(d.join("tall.png"), tall_png()).expect("png");
+    let out = kora(&d, &["run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    // The request's bytes are a few dozen tokens; the image alone is 1,105.
+    assert!(
+        lines[0].starts_with("1000 context: the prompt, data and tool definitions need about 1"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(lines[1], "1400 sent 3.5", "{}", out.stdout);
+    assert_eq!(fake.count(), 1, "only the call that fits is sent");
+}

@@ -501,3 +501,66 @@ fn ask_human_suspends_a_durable_run_until_kora_answer() {
     assert_eq!(twice.status.code(), Some(2));
     assert!(text(&twice.stderr).contains("not waiting for an answer"));
 }
+
+#[test]
+fn a_resume_answers_to_the_model_the_run_started_with() {
+    use kora_testkit::{Behaviour, FakeProvider};
+    let fake = FakeProvider::with_default(Behaviour::Answer("fine".into()));
+    let d = dir("model_choice");
+    let ep = fake.openai_endpoint();
+    std::fs::write(
+        d.join("kora.toml"),
+        format!(
+            "[models]\nmax_retries = 0\ndefault = {{ name = \"default-model\", endpoint = \"{ep}\" }}\nother = {{ name = \"other-model\", endpoint = \"{ep}\" }}\n"
+        ),
+    )
+    .expect("kora.toml");
+    std::fs::write(
+        d.join("ask.ko"),
+        "who = ask_human(\"Who?\")\nr: Result[str] = analyze(who, \"Say fine.\")\nprint(r)\n",
+    )
+    .expect("program");
+    let first = kora(
+        &d,
+        &[
+            "run",
+            "--durable",
+            "--run-id",
+            "mc",
+            "--model",
+            "other",
+            "ask.ko",
+        ],
+        None,
+    );
+    assert_eq!(first.status.code(), Some(3), "{}", text(&first.stderr));
+    let answered = kora(&d, &["answer", "mc", "Ada"], None);
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    // A different model on resume would change what the rest of the run sees: refused.
+    let wrong = kora(&d, &["run", "--resume", "mc", "--model", "default"], None);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        text(&wrong.stderr).contains("started with `--model other`"),
+        "{}",
+        text(&wrong.stderr)
+    );
+    assert_eq!(fake.count(), 0, "a refused resume sends nothing");
+    let done = kora(&d, &["run", "--resume", "mc"], None);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    assert_eq!(text(&done.stdout), "Ok('fine')\n");
+    let models: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(
+        models,
+        ["other-model"],
+        "the resumed call used the run's model"
+    );
+}

@@ -123,3 +123,34 @@ fn unknown_names_and_misplaced_choices_are_reported() {
     assert!(r.stderr.contains("no model entry `nope`"), "{}", r.stderr);
     assert_eq!(fake.count(), 0);
 }
+
+#[test]
+fn kora_test_model_records_and_replays_that_models_answers() {
+    let fake = FakeProvider::with_default(kora_testkit::Behaviour::Answer("fine".into()));
+    let program = "def ask() -> str:\n    r: Result[str] = analyze(\"x\", \"Say fine.\")\n    match r:\n        case Ok(t):\n            return t\n        case _:\n            return \"no\"\n\ntest \"answers\":\n    assert ask() == \"fine\"\n";
+    let d = setup("kora_test", &fake, program);
+    let run = |args: &[&str]| support::kora(&d, args, None);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let live = run(&["test", "--live", "--model", "block", "main.ko"]);
+    assert_eq!(live.status.code(), Some(0), "{}", text(&live.stdout));
+    assert_eq!(models_asked(&fake), ["block-model"]);
+    fake.reset();
+    // Replays answer for the model they were recorded with, and only for it.
+    let again = run(&["test", "--model", "block", "main.ko"]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stdout));
+    assert_eq!(fake.count(), 0, "replayed from the cassette");
+    let other = run(&["test", "main.ko"]);
+    assert_eq!(other.status.code(), Some(1), "{}", text(&other.stdout));
+    assert!(
+        text(&other.stdout).contains("0 passed, 1 failed"),
+        "{}",
+        text(&other.stdout)
+    );
+    let unknown = run(&["test", "--model", "nope", "main.ko"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown.stderr).contains("--model nope"),
+        "{}",
+        text(&unknown.stderr)
+    );
+}

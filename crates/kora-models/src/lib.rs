@@ -4,6 +4,7 @@
 //! its `Reply` / `CallFailure` onto `Ok` / `Uncertain` / `Failed`.
 
 pub mod config;
+pub mod image_tokens;
 pub mod request;
 pub mod response;
 pub mod retry;

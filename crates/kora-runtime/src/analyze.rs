@@ -188,7 +188,7 @@ impl Interp<'_> {
             self.model_sink = outer;
             return r;
         }
-        if let Some(failed) = self.fence_refuses(&entry, &material, &call.expect, obs) {
+        if let Some(failed) = self.fence_refuses(&entry, &material, &images, &call.expect, obs) {
             return Ok(failed);
         }
         let typed = call.expect != Ty::Str;

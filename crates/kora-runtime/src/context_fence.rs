@@ -5,7 +5,8 @@
 //! tokens, where the bytes are its text as the request would carry it (the system
 //! message, the user message with the prompt and the data, the tool definitions as
 //! one JSON text, an assistant turn's text plus each tool call's name and arguments
-//! JSON, a tool result's envelope JSON). The same program always prunes the same way,
+//! JSON, a tool result's envelope JSON), plus each image by the tile rule of
+//! `kora_models::image_tokens`. The same program always prunes the same way,
 //! on every provider and in every replay, which a real tokenizer would not give.
 //!
 //! The base (system, prompt, data, tool definitions) is never cut: if it alone does
@@ -64,6 +65,13 @@ pub fn base_tokens(entry: &ModelEntry, req: &Request) -> u64 {
     if !system.is_empty() {
         n += message_tokens(system.len());
     }
+    // Images travel beside the text (content parts or Ollama's `images`), so their bytes
+    // are not the measure: each is charged by its pixel size.
+    n += req
+        .images
+        .iter()
+        .map(kora_models::image_tokens::image_tokens)
+        .sum::<u64>();
     if !req.tools.is_empty() {
         let defs: Vec<serde_json::Value> = req
             .tools
@@ -154,6 +162,7 @@ impl Interp<'_> {
         &self,
         entry: &ModelEntry,
         material: &crate::cassette::KeyMaterial,
+        images: &[kora_models::ImageData],
         expect: &kora_check::types::Ty,
         obs: &mut crate::model_span::ModelObs,
     ) -> Option<crate::value::Value> {
@@ -166,7 +175,12 @@ impl Interp<'_> {
                 .then(|| crate::json_value::shape_of(&self.prog, expect)),
             ..Request::default()
         };
-        match fit(&fence, base_tokens(entry, &req), &[]) {
+        // The request here carries no pixels (they are not needed to count them).
+        let pictures: u64 = images
+            .iter()
+            .map(kora_models::image_tokens::image_tokens)
+            .sum();
+        match fit(&fence, base_tokens(entry, &req) + pictures, &[]) {
             Fit::BaseTooBig { need, room } => {
                 let why = base_too_big(need, room);
                 obs.failure = Some(why.clone());

@@ -390,6 +390,17 @@ impl Interp<'_> {
                 }
             }
         }
+        if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
+            // `len(x)` in a loop condition would otherwise allocate an argument vector.
+            if b.0 == crate::builtins::id::LEN
+                && args.keywords.is_empty()
+                && args.star.is_empty()
+                && !crate::label::any()
+            {
+                let v = self.operand(arg)?;
+                return at(crate::builtins::len(&v).map(Value::Int), e);
+            }
+        }
         let fv = match fv {
             Value::Func(c) if args.star.is_empty() => {
                 // Arguments go straight into the callee's frame slots.

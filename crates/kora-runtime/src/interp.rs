@@ -29,10 +29,18 @@ pub(crate) enum ModState {
 
 /// One active call, as the debugger and stack traces see it.
 pub(crate) struct Frame {
-    pub func: std::sync::Arc<hir::Function>,
+    /// The closure being run. An `Rc`, not the definition's `Arc`: a frame is pushed per
+    /// call, and an atomic count there drains the store buffer on every call and return.
+    pub closure: Rc<Function>,
     pub base: usize,
     /// The statement being executed, kept up to date only while a debugger is attached.
     pub at: Span,
+}
+
+impl Frame {
+    pub(crate) fn func(&self) -> &hir::Function {
+        &self.closure.def
+    }
 }
 
 /// The names of keyword arguments whose values follow the positional ones on the stack.
@@ -282,7 +290,12 @@ impl<'io> Interp<'io> {
         }
         let nparams = def.params.len();
         if npos == nparams && kw.len() == 0 && def.star.is_none() {
-            self.stack.resize(base + def.nlocals as usize, Value::None);
+            let locals = base + def.nlocals as usize;
+            // Not `resize`: its generic fill is an out-of-line call per frame.
+            self.stack.reserve(locals.saturating_sub(self.stack.len()));
+            while self.stack.len() < locals {
+                self.stack.push(Value::None);
+            }
         } else if let Err(e) = self.bind_args(c, base, npos, kw) {
             self.stack.truncate(base);
             return Err(e);
@@ -320,7 +333,7 @@ impl<'io> Interp<'io> {
         self.cur_mod = def.module.0 as usize;
         self.depth += 1;
         self.frames.push(Frame {
-            func: def.clone(),
+            closure: c.clone(),
             base,
             at: def.span,
         });
@@ -587,7 +600,7 @@ impl<'io> Interp<'io> {
             .iter()
             .map(|f| {
                 let locals = f
-                    .func
+                    .func()
                     .slot_names
                     .iter()
                     .enumerate()
@@ -601,8 +614,8 @@ impl<'io> Interp<'io> {
                     })
                     .collect();
                 FrameInfo {
-                    func: f.func.name.clone(),
-                    module: f.func.module,
+                    func: f.func().name.clone(),
+                    module: f.func().module,
                     at: f.at,
                     locals,
                 }

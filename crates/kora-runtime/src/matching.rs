@@ -77,6 +77,19 @@ impl Interp<'_> {
                 true
             }
             Pattern::Literal(e) => {
+                // String and int literals, the usual dispatch keys, compare without a copy.
+                match (&e.kind, v) {
+                    (hir::ExprKind::Str(i), Value::Str(s)) => {
+                        return Ok(match &self.consts[*i as usize] {
+                            Value::Str(lit) => {
+                                std::rc::Rc::ptr_eq(lit, s) || lit.as_str() == s.as_str()
+                            }
+                            _ => false,
+                        })
+                    }
+                    (hir::ExprKind::Int(i), Value::Int(n)) => return Ok(i == n),
+                    _ => {}
+                }
                 let lit = self.eval(e)?;
                 // `True` must not match `1`: literal patterns compare types as Python's do for singletons.
                 match (&lit, v) {

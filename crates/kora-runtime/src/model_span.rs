@@ -66,8 +66,8 @@ impl Interp<'_> {
             .frames
             .iter()
             .rev()
-            .find(|f| f.func.kind == FuncKind::Agent)
-            .map(|f| f.func.name.clone());
+            .find(|f| f.func().kind == FuncKind::Agent)
+            .map(|f| f.func().name.clone());
         let Some(t) = self.tracing.as_mut() else {
             return;
         };

@@ -188,7 +188,7 @@ impl Interp<'_> {
             .map(Portable::of)
             .collect::<RtResult<Vec<_>>>()?;
         drop(items);
-        let Some(func) = self.frames.last().map(|f| f.func.clone()) else {
+        let Some(func) = self.frames.last().map(|f| f.closure.def.clone()) else {
             return Err(RtError::new(
                 codes::IO,
                 "a `parallel for` ran outside any frame",
@@ -435,8 +435,14 @@ fn run_branch(
         w.base = 0;
         w.cur_mod = frame.cur_mod;
         w.depth = 1;
+        // Captures live in the branch's own cells (made above), so the frame's closure
+        // needs only the definition.
         w.frames.push(Frame {
-            func: f.clone(),
+            closure: std::rc::Rc::new(crate::value::Function {
+                def: f.clone(),
+                captures: Vec::new(),
+                defaults: Vec::new(),
+            }),
             base: 0,
             at: f.span,
         });

@@ -85,6 +85,7 @@ impl Run {
         program: &str,
         digest: &str,
         args: &[String],
+        model: Option<&str>,
     ) -> Result<Arc<Run>, RunError> {
         let path = super::journal_path(project_dir, id);
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -103,6 +104,7 @@ impl Run {
             program: program.to_string(),
             digest: digest.to_string(),
             args: args.to_vec(),
+            model: model.map(str::to_string),
         };
         let io = |e: std::io::Error| RunError::Io(format!("cannot write {}: {e}", path.display()));
         let tmp = dir.join("journal.jsonl.new");
@@ -439,7 +441,7 @@ mod tests {
     fn a_journal_of_an_older_format_is_refused_with_the_reason() {
         let dir = std::env::temp_dir().join(format!("kora-durable-format-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let run = Run::start(&dir, "old", "p.ko", "d", &[]).expect("started");
+        let run = Run::start(&dir, "old", "p.ko", "d", &[], None).expect("started");
         drop(run);
         let path = super::super::journal_path(&dir, "old");
         let text = std::fs::read_to_string(&path).expect("journal");

@@ -117,6 +117,14 @@ impl Folded {
             _ => None,
         }
     }
+
+    /// The `--model` the run started with, if it named one.
+    pub fn model(&self) -> Option<&str> {
+        match &self.header {
+            Some(Record::Header { model, .. }) => model.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,9 @@ pub enum Record {
         program: String,
         digest: String,
         args: Vec<String>,
+        /// `kora run --model NAME`: a resume answers to the model the run started with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
     /// A two-phase effect is about to act on the world (synced before it is performed).
     Sent {

@@ -97,8 +97,65 @@ fn total_order(keys: &[Value]) -> Option<Cmp> {
         {
             Some(num_order)
         }
+        Value::Tuple(_) if tuples_totally_ordered(keys) => Some(tuple_order),
         _ => None,
     }
+}
+
+/// What a tuple element may be for tuples to sort by a total order: at one position,
+/// every tuple holds a number (NaN excluded) or every tuple holds a string.
+#[derive(Clone, Copy, PartialEq)]
+enum Slot {
+    Num,
+    Str,
+}
+
+fn slot_kind(v: &Value) -> Option<Slot> {
+    match v {
+        Value::Int(_) | Value::Bool(_) => Some(Slot::Num),
+        Value::Float(f) if !f.is_nan() => Some(Slot::Num),
+        Value::Str(_) => Some(Slot::Str),
+        _ => None,
+    }
+}
+
+/// Tuples of scalars whose kinds agree position by position (the common `(priority, id,
+/// name)` key): Python's element-wise comparison can then neither fail nor meet NaN, so
+/// it is a total order and the std sort may use it.
+fn tuples_totally_ordered(keys: &[Value]) -> bool {
+    let mut kinds: Vec<Slot> = Vec::new();
+    for k in keys {
+        let Value::Tuple(t) = k else {
+            return false;
+        };
+        for (i, v) in t.iter().enumerate() {
+            let Some(kind) = slot_kind(v) else {
+                return false;
+            };
+            match kinds.get(i) {
+                Some(&known) if known != kind => return false,
+                Some(_) => {}
+                None => kinds.push(kind),
+            }
+        }
+    }
+    true
+}
+
+fn tuple_order(a: &Value, b: &Value) -> Ordering {
+    let (Value::Tuple(x), Value::Tuple(y)) = (a, b) else {
+        return Ordering::Equal;
+    };
+    for (p, q) in x.iter().zip(y.iter()) {
+        let o = match (p, q) {
+            (Value::Str(s), Value::Str(t)) => s.as_str().cmp(t.as_str()),
+            _ => num_order(p, q),
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    x.len().cmp(&y.len())
 }
 
 fn num_order(a: &Value, b: &Value) -> Ordering {

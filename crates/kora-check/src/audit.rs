@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use kora_syntax::ast::{Stmt, StmtKind};
 use kora_syntax::span::LineIndex;
+use kora_syntax::visit::children::each_stmt;
 
-use crate::ast_walk::child_blocks;
 use crate::loader::{self, Sources};
 use crate::{codes, FileReport};
 
@@ -101,7 +101,7 @@ pub fn audit(entries: &[PathBuf], sources: &dyn Sources) -> Audit {
 pub fn file_sites(display: &str, source: &str, stmts: &[Stmt]) -> Vec<Site> {
     let index = LineIndex::new(source);
     let mut out = Vec::new();
-    collect(stmts, &mut |s| {
+    each_stmt(stmts, &mut |s| {
         if let StmtKind::Declassify { value, sink, .. } = &s.kind {
             let (line, col) = index.line_col(source, s.span.start);
             out.push(Site {
@@ -114,15 +114,6 @@ pub fn file_sites(display: &str, source: &str, stmts: &[Stmt]) -> Vec<Site> {
         }
     });
     out
-}
-
-fn collect<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
-    for s in stmts {
-        f(s);
-        for b in child_blocks(s) {
-            collect(b, f);
-        }
-    }
 }
 
 /// Source text with every run of whitespace that spans lines folded to one space.

@@ -13,9 +13,9 @@ use kora_syntax::ast::{
     ArgKind, Expr, ExprKind, Module, Param, Pattern, PatternKind, Stmt, StmtKind, UseTarget,
 };
 use kora_syntax::span::LineIndex;
+use kora_syntax::visit::children::{child_blocks, stmt_exprs, sub_exprs};
 use kora_syntax::{Diagnostic, Span};
 
-use crate::ast_walk::{arg_expr, child_blocks, fstring_exprs, stmt_exprs, sub_exprs};
 use crate::{codes, scope};
 
 /// Every direct flow of a classified value into `analyze` in one file.
@@ -296,7 +296,7 @@ impl Pass<'_> {
         let data = positional.next();
         let prompt = positional.next();
         let model = args.iter().find_map(|a| match &a.kind {
-            ArgKind::Keyword(k, _) if k.name == "model" => Some(arg_expr(a)),
+            ArgKind::Keyword(k, x) if k.name == "model" => Some(x),
             _ => None,
         });
         for (role, arg) in [("data", data), ("prompt", prompt)] {
@@ -397,10 +397,8 @@ fn find_flows(e: &Expr, here: &Here<'_>, out: &mut Vec<Flow>) {
                 find_flows(v, here, out);
             }
         }
-        ExprKind::FString(parts) => {
-            let mut fields = Vec::new();
-            fstring_exprs(parts, &mut fields);
-            for x in fields {
+        ExprKind::FString(_) => {
+            for x in sub_exprs(e) {
                 find_flows(x, here, out);
             }
         }

@@ -4,7 +4,6 @@
 //! anything. The runtime walks the `hir::Program` it produces; the language
 //! server uses the same diagnostics.
 
-mod ast_walk;
 pub mod audit;
 pub mod codes;
 pub mod facts;

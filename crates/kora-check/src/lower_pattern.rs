@@ -1,6 +1,7 @@
 //! Lowering `match` arms: patterns, the same-names rule for alternatives, and guards that may not call a model.
 
 use kora_syntax::ast::{self, ExprKind as AE, PatternKind as P};
+use kora_syntax::visit::{walk_expr, Visitor};
 use kora_syntax::{Diagnostic, Span};
 
 use crate::codes;
@@ -231,77 +232,22 @@ fn bound_names(p: &ast::Pattern, out: &mut Vec<String>) {
     }
 }
 
-/// The span of an `analyze` written literally inside an expression.
+/// The span of the first `analyze` written literally inside an expression.
+///
+/// A lambda's body is not searched: the guard makes the function, it does not call it.
 fn find_analyze(e: &ast::Expr) -> Option<Span> {
-    let mut found = None;
-    walk(e, &mut |x| {
-        if found.is_none() && matches!(x.kind, AE::Analyze { .. }) {
-            found = Some(x.span);
-        }
-    });
-    found
-}
-
-fn walk(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
-    f(e);
-    let mut sub = |x: &ast::Expr| walk(x, f);
-    match &e.kind {
-        AE::List(xs) | AE::Tuple(xs) | AE::Set(xs) => xs.iter().for_each(&mut sub),
-        AE::Dict(kvs) => kvs.iter().for_each(|(k, v)| {
-            sub(k);
-            sub(v);
-        }),
-        AE::Unary(_, x) | AE::Starred(x) | AE::Classified(x) | AE::Attr(x, _) => sub(x),
-        AE::Binary(_, a, b) | AE::BoolOp(_, a, b) | AE::Index(a, b) => {
-            sub(a);
-            sub(b);
-        }
-        AE::Compare(a, rest) => {
-            sub(a);
-            rest.iter().for_each(|(_, x)| sub(x));
-        }
-        AE::Call { func, args } => {
-            sub(func);
-            for a in args {
-                match &a.kind {
-                    ast::ArgKind::Positional(x)
-                    | ast::ArgKind::Keyword(_, x)
-                    | ast::ArgKind::Star(x)
-                    | ast::ArgKind::DoubleStar(x) => sub(x),
-                }
+    struct Find(Option<Span>);
+    impl<'a> Visitor<'a> for Find {
+        fn visit_expr(&mut self, x: &'a ast::Expr) {
+            match x.kind {
+                _ if self.0.is_some() => {}
+                AE::Analyze { .. } => self.0 = Some(x.span),
+                AE::Lambda { .. } => {}
+                _ => walk_expr(self, x),
             }
         }
-        AE::IfExp { cond, then, orelse } => {
-            sub(cond);
-            sub(then);
-            sub(orelse);
-        }
-        AE::Comp {
-            elt,
-            value,
-            clauses,
-            ..
-        } => {
-            sub(elt);
-            if let Some(v) = value {
-                sub(v);
-            }
-            for c in clauses {
-                sub(&c.iter);
-                c.conds.iter().for_each(&mut sub);
-            }
-        }
-        AE::Slice {
-            value,
-            lo,
-            hi,
-            step,
-        } => {
-            sub(value);
-            for x in [lo, hi, step].into_iter().flatten() {
-                sub(x);
-            }
-        }
-        _ => {}
     }
+    let mut f = Find(None);
+    f.visit_expr(e);
+    f.0
 }

@@ -6,6 +6,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use kora_syntax::ast::*;
+use kora_syntax::visit::{walk_else, walk_expr, walk_handler, walk_pattern, walk_stmt, Visitor};
 use kora_syntax::Span;
 
 /// What one function (or lambda) scope binds and needs.
@@ -165,9 +166,7 @@ impl Builder<'_> {
         for s in stmts {
             self.declarations(s);
         }
-        for s in stmts {
-            self.stmt(s);
-        }
+        self.visit_block(stmts);
     }
 
     fn declarations(&mut self, s: &Stmt) {
@@ -206,177 +205,18 @@ impl Builder<'_> {
         }
     }
 
+    /// An assignment target: its names are bound, the rest of it is read.
     fn target(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Name(n) => self.bind(n),
             ExprKind::Tuple(xs) | ExprKind::List(xs) => xs.iter().for_each(|x| self.target(x)),
             ExprKind::Starred(x) => self.target(x),
-            ExprKind::Attr(o, _) => self.expr(o),
+            ExprKind::Attr(o, _) => self.visit_expr(o),
             ExprKind::Index(o, i) => {
-                self.expr(o);
-                self.expr(i);
+                self.visit_expr(o);
+                self.visit_expr(i);
             }
-            _ => self.expr(e),
-        }
-    }
-
-    fn stmts(&mut self, b: &[Stmt]) {
-        for s in b {
-            self.stmt(s);
-        }
-    }
-
-    fn handlers(&mut self, hs: &[Handler]) {
-        for h in hs {
-            for p in &h.params {
-                self.bind(&p.name);
-            }
-            self.stmts(&h.body);
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
-        match &s.kind {
-            StmtKind::Expr { expr, handlers } => {
-                self.expr(expr);
-                self.handlers(handlers);
-            }
-            StmtKind::Assign {
-                targets,
-                value,
-                handlers,
-            } => {
-                self.expr(value);
-                for t in targets {
-                    self.target(t);
-                }
-                self.handlers(handlers);
-            }
-            StmtKind::AnnAssign {
-                target,
-                value,
-                handlers,
-                else_,
-                ..
-            } => {
-                if let Some(v) = value {
-                    self.expr(v);
-                }
-                self.bind(&target.name);
-                self.handlers(handlers);
-                if let Some(e) = else_ {
-                    if let Some((a, b)) = &e.binds {
-                        self.bind(&a.name);
-                        self.bind(&b.name);
-                    }
-                    self.stmts(&e.body);
-                }
-            }
-            StmtKind::AugAssign { target, value, .. } => {
-                self.expr(value);
-                if let ExprKind::Name(n) = &target.kind {
-                    self.use_name(n);
-                }
-                self.target(target);
-            }
-            StmtKind::If { branches, orelse } => {
-                for (c, b) in branches {
-                    self.expr(c);
-                    self.stmts(b);
-                }
-                if let Some(b) = orelse {
-                    self.stmts(b);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                self.expr(cond);
-                self.stmts(body);
-            }
-            StmtKind::For {
-                target,
-                iter,
-                body,
-                into,
-                ..
-            } => {
-                self.expr(iter);
-                self.target(target);
-                self.stmts(body);
-                if let Some(i) = into {
-                    self.target(&i.target);
-                }
-            }
-            StmtKind::Break(v) | StmtKind::Return(v) => {
-                if let Some(v) = v {
-                    self.expr(v);
-                }
-            }
-            StmtKind::Def(f) => {
-                for p in &f.params {
-                    if let Some(d) = &p.default {
-                        self.expr(d);
-                    }
-                }
-                self.bind(&f.name.name);
-                self.function(f.span, &f.params, |b| b.block(&f.body));
-            }
-            StmtKind::Record(r) => {
-                for f in &r.fields {
-                    if let Some(d) = &f.default {
-                        self.expr(d);
-                    }
-                }
-            }
-            StmtKind::Match { subject, arms } => {
-                self.expr(subject);
-                for a in arms {
-                    self.pattern(&a.pattern);
-                    if let Some(g) = &a.guard {
-                        self.expr(g);
-                    }
-                    self.stmts(&a.body);
-                }
-            }
-            StmtKind::Use(u) => {
-                if let Some(a) = &u.alias {
-                    self.bind(&a.name);
-                } else if let UseTarget::Std(n) = &u.target {
-                    self.bind(&n.name);
-                }
-            }
-            StmtKind::Assert { cond, msg } => {
-                self.expr(cond);
-                if let Some(m) = msg {
-                    self.expr(m);
-                }
-            }
-            StmtKind::Budget { args, body }
-            | StmtKind::Context { args, body }
-            | StmtKind::ModelBlock { args, body } => {
-                for a in args {
-                    self.arg(a);
-                }
-                self.stmts(body);
-            }
-            StmtKind::Mock { value, body, .. } => {
-                self.expr(value);
-                self.stmts(body);
-            }
-            StmtKind::Declassify { value, body, .. } => {
-                self.expr(value);
-                self.stmts(body);
-            }
-            StmtKind::Test { body, .. } => {
-                // A test body is a function of its own: its names are its locals.
-                self.function(s.span, &[], |b| b.block(body));
-            }
-            StmtKind::TypeAlias { .. }
-            | StmtKind::Nonlocal(_)
-            | StmtKind::Global(_)
-            | StmtKind::Continue
-            | StmtKind::Pass
-            | StmtKind::PythonImport { .. }
-            | StmtKind::Error => {}
+            _ => self.visit_expr(e),
         }
     }
 
@@ -389,45 +229,135 @@ impl Builder<'_> {
         self.stack.pop();
     }
 
-    fn pattern(&mut self, p: &Pattern) {
+    /// Comprehension variables are private to the comprehension; a lambda created
+    /// inside may still capture them, so the enclosing scope records them.
+    fn comp_bind(&mut self, names: &[String]) {
+        match self.cur() {
+            Some(s) => s.comp_locals.extend(names.iter().cloned()),
+            None => self.t.module_comp_locals.extend(names.iter().cloned()),
+        }
+    }
+
+    /// Walks an expression inside a comprehension, ignoring the comprehension's own variables.
+    fn expr_except(&mut self, e: &Expr, bound: &[String]) {
+        let before: Option<FxHashSet<String>> = self.cur().map(|s| s.uses.clone());
+        self.visit_expr(e);
+        if let (Some(before), Some(s)) = (before, self.cur()) {
+            s.uses.retain(|n| before.contains(n) || !bound.contains(n));
+        }
+    }
+}
+
+/// Statements and expressions that bind or open a scope are spelled out; the
+/// rest only read names, so the visitor's walk finds the names in them.
+impl<'a> Visitor<'a> for Builder<'_> {
+    fn visit_stmt(&mut self, s: &'a Stmt) {
+        match &s.kind {
+            StmtKind::Assign {
+                targets,
+                value,
+                handlers,
+            } => {
+                self.visit_expr(value);
+                for t in targets {
+                    self.target(t);
+                }
+                for h in handlers {
+                    self.visit_handler(h);
+                }
+            }
+            StmtKind::AnnAssign {
+                target,
+                value,
+                handlers,
+                else_,
+                ..
+            } => {
+                if let Some(v) = value {
+                    self.visit_expr(v);
+                }
+                self.bind(&target.name);
+                for h in handlers {
+                    self.visit_handler(h);
+                }
+                if let Some(e) = else_ {
+                    self.visit_else(e);
+                }
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                self.visit_expr(value);
+                if let ExprKind::Name(n) = &target.kind {
+                    self.use_name(n);
+                }
+                self.target(target);
+            }
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                into,
+                ..
+            } => {
+                self.visit_expr(iter);
+                self.target(target);
+                self.visit_block(body);
+                if let Some(i) = into {
+                    self.target(&i.target);
+                }
+            }
+            StmtKind::Def(f) => {
+                // Defaults are read where the `def` stands; an agent's `model(...)`
+                // is a name, never evaluated, so it reads nothing.
+                for p in &f.params {
+                    self.visit_param(p);
+                }
+                self.bind(&f.name.name);
+                self.function(f.span, &f.params, |b| b.block(&f.body));
+            }
+            StmtKind::Use(u) => {
+                if let Some(a) = &u.alias {
+                    self.bind(&a.name);
+                } else if let UseTarget::Std(n) = &u.target {
+                    self.bind(&n.name);
+                }
+            }
+            StmtKind::Test { body, .. } => {
+                // A test body is a function of its own: its names are its locals.
+                self.function(s.span, &[], |b| b.block(body));
+            }
+            _ => walk_stmt(self, s),
+        }
+    }
+
+    fn visit_handler(&mut self, h: &'a Handler) {
+        for p in &h.params {
+            self.bind(&p.name);
+        }
+        walk_handler(self, h);
+    }
+
+    fn visit_else(&mut self, e: &'a ElseClause) {
+        if let Some((a, b)) = &e.binds {
+            self.bind(&a.name);
+            self.bind(&b.name);
+        }
+        walk_else(self, e);
+    }
+
+    fn visit_pattern(&mut self, p: &'a Pattern) {
         match &p.kind {
             PatternKind::Capture(n) => self.bind(n),
-            PatternKind::Constructor { args, kwargs, .. } => {
-                args.iter().for_each(|a| self.pattern(a));
-                kwargs.iter().for_each(|(_, a)| self.pattern(a));
-            }
-            PatternKind::Sequence(ps) | PatternKind::Or(ps) => {
-                ps.iter().for_each(|a| self.pattern(a))
-            }
             PatternKind::As(inner, n) => {
-                self.pattern(inner);
+                self.visit_pattern(inner);
                 self.bind(&n.name);
             }
-            PatternKind::Literal(e) => self.expr(e),
-            PatternKind::Wildcard | PatternKind::Error => {}
+            _ => walk_pattern(self, p),
         }
     }
 
-    fn arg(&mut self, a: &Arg) {
-        match &a.kind {
-            ArgKind::Positional(e)
-            | ArgKind::Keyword(_, e)
-            | ArgKind::Star(e)
-            | ArgKind::DoubleStar(e) => self.expr(e),
-        }
-    }
-
-    fn expr(&mut self, e: &Expr) {
+    fn visit_expr(&mut self, e: &'a Expr) {
         match &e.kind {
             ExprKind::Name(n) => self.use_name(n),
-            ExprKind::FString(parts) => self.fparts(parts),
-            ExprKind::List(xs) | ExprKind::Tuple(xs) | ExprKind::Set(xs) => {
-                xs.iter().for_each(|x| self.expr(x))
-            }
-            ExprKind::Dict(kvs) => kvs.iter().for_each(|(k, v)| {
-                self.expr(k);
-                self.expr(v);
-            }),
             ExprKind::Comp {
                 elt,
                 value,
@@ -450,80 +380,20 @@ impl Builder<'_> {
                     self.expr_except(v, &bound);
                 }
             }
-            ExprKind::Unary(_, x) | ExprKind::Starred(x) | ExprKind::Classified(x) => self.expr(x),
-            ExprKind::Binary(_, a, b) | ExprKind::BoolOp(_, a, b) | ExprKind::Index(a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Compare(a, rest) => {
-                self.expr(a);
-                rest.iter().for_each(|(_, x)| self.expr(x));
-            }
-            ExprKind::Call { func, args } => {
-                self.expr(func);
-                args.iter().for_each(|a| self.arg(a));
-            }
-            ExprKind::Analyze { args, .. } | ExprKind::AskHuman(args) => {
-                args.iter().for_each(|a| self.arg(a))
-            }
-            ExprKind::Attr(o, _) => self.expr(o),
-            ExprKind::Slice {
-                value,
-                lo,
-                hi,
-                step,
-            } => {
-                self.expr(value);
-                for x in [lo, hi, step].into_iter().flatten() {
-                    self.expr(x);
-                }
-            }
             ExprKind::Lambda { params, body } => {
                 for p in params {
-                    if let Some(d) = &p.default {
-                        self.expr(d);
-                    }
+                    self.visit_param(p);
                 }
-                self.function(e.span, params, |b| b.expr(body));
+                self.function(e.span, params, |b| b.visit_expr(body));
             }
             ExprKind::IfExp { cond, then, orelse } => {
-                self.expr(cond);
-                self.expr(then);
-                self.expr(orelse);
+                // In the order it runs, which numbers the scopes of lambdas inside it
+                // as they always were (the slot order of captured names follows).
+                self.visit_expr(cond);
+                self.visit_expr(then);
+                self.visit_expr(orelse);
             }
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Str(_)
-            | ExprKind::Bool(_)
-            | ExprKind::None
-            | ExprKind::Error => {}
-        }
-    }
-
-    /// Comprehension variables are private to the comprehension; a lambda created
-    /// inside may still capture them, so the enclosing scope records them.
-    fn comp_bind(&mut self, names: &[String]) {
-        match self.cur() {
-            Some(s) => s.comp_locals.extend(names.iter().cloned()),
-            None => self.t.module_comp_locals.extend(names.iter().cloned()),
-        }
-    }
-
-    /// Walks an expression inside a comprehension, ignoring the comprehension's own variables.
-    fn expr_except(&mut self, e: &Expr, bound: &[String]) {
-        let before: Option<FxHashSet<String>> = self.cur().map(|s| s.uses.clone());
-        self.expr(e);
-        if let (Some(before), Some(s)) = (before, self.cur()) {
-            s.uses.retain(|n| before.contains(n) || !bound.contains(n));
-        }
-    }
-
-    fn fparts(&mut self, parts: &[FStringPart]) {
-        for p in parts {
-            if let FStringPart::Expr { expr, spec, .. } = p {
-                self.expr(expr);
-                self.fparts(spec);
-            }
+            _ => walk_expr(self, e),
         }
     }
 }

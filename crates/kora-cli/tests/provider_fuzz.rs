@@ -132,13 +132,12 @@ fn behaviour(rng: &mut fastrand::Rng, good: &str) -> Behaviour {
 }
 
 fn setup(d: &Path, endpoint: &str, api: &str) {
-    std::fs::write(
-        d.join("kora.toml"),
-        format!(
-            "[models]\ndefault = {{ name = \"fuzz\", endpoint = \"{endpoint}\", api = \"{api}\" }}\nmax_retries = 0\ntimeout_secs = 2\n"
-        ),
-    )
-    .expect("kora.toml");
+    support::write_config(
+        d,
+        endpoint,
+        Some(api),
+        "max_retries = 0\ntimeout_secs = 2\n",
+    );
     std::fs::write(d.join("main.ko"), PROGRAM).expect("program");
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 use kora_check::hir::{self, StmtKind as H};
 use kora_check::{check_program, Disk};
 use kora_syntax::ast::{Stmt, StmtKind};
+use kora_syntax::visit::children::each_stmt;
 use kora_syntax::LineIndex;
 
 /// What `setBreakpoints` needs to know about one file.
@@ -105,8 +106,9 @@ fn hir_lines(stmts: &[hir::Stmt], index: &LineIndex, out: &mut BTreeSet<u32>) {
     }
 }
 
+/// Every `parallel for` body, nested ones and those inside handlers included.
 fn parallel_bodies(stmts: &[Stmt], index: &LineIndex, out: &mut Vec<(u32, u32)>) {
-    for s in stmts {
+    each_stmt(stmts, &mut |s| {
         if let StmtKind::For {
             body,
             parallel: Some(_),
@@ -120,32 +122,22 @@ fn parallel_bodies(stmts: &[Stmt], index: &LineIndex, out: &mut Vec<(u32, u32)>)
                 ));
             }
         }
-        for b in blocks(s) {
-            parallel_bodies(b, index, out);
-        }
-    }
+    });
 }
 
-fn blocks(s: &Stmt) -> Vec<&[Stmt]> {
-    match &s.kind {
-        StmtKind::If { branches, orelse } => {
-            let mut v: Vec<&[Stmt]> = branches.iter().map(|(_, b)| b.as_slice()).collect();
-            if let Some(b) = orelse {
-                v.push(b);
-            }
-            v
-        }
-        StmtKind::While { body, .. }
-        | StmtKind::For { body, .. }
-        | StmtKind::Budget { body, .. }
-        | StmtKind::Context { body, .. }
-        | StmtKind::ModelBlock { body, .. }
-        | StmtKind::Mock { body, .. }
-        | StmtKind::Declassify { body, .. }
-        | StmtKind::Test { body, .. } => vec![body],
-        StmtKind::Def(d) => vec![&d.body],
-        StmtKind::Match { arms, .. } => arms.iter().map(|a| a.body.as_slice()).collect(),
-        StmtKind::AnnAssign { else_: Some(e), .. } => vec![&e.body],
-        _ => Vec::new(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_bodies_inside_handlers_are_found() {
+        let dir = std::env::temp_dir().join(format!("kora-dap-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("h.ko");
+        let src = "def f(t: str) -> None:\n    r: Result[str] = analyze(t, \"x\")\n        on token(piece):\n            rs = parallel for c in [1, 2]:\n                print(c)\n                print(piece)\n    xs = parallel for c in [1]:\n        print(c)\n";
+        std::fs::write(&path, src).expect("write program");
+        let lines = file_lines(&path);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(lines.parallel, vec![(5, 6), (8, 8)]);
     }
 }

@@ -1,11 +1,11 @@
 //! The outline: functions (with the functions nested in them), record types and their fields, aliases, top-level variables, `use`s and tests.
 
 use kora_syntax::ast::{Expr, ExprKind, FuncKind, Stmt, StmtKind, UseTarget};
+use kora_syntax::visit::children::child_blocks;
 use kora_syntax::Span;
 use tower_lsp_server::ls_types::{DocumentSymbol, SymbolKind};
 
 use crate::analysis::FileAnalysis;
-use crate::walk::child_blocks;
 
 pub fn document_symbols(f: &FileAnalysis) -> Vec<DocumentSymbol> {
     block(f, &f.ast.stmts, true)

@@ -1,53 +1,8 @@
-//! Walking a syntax tree's statements, nested blocks included, for the features that look for declarations.
+//! Finding declarations in a syntax tree (a `def` by where its name is written, a record by name, a parameter), nested blocks included.
 
 use kora_syntax::ast::{FuncDef, RecordDecl, Stmt, StmtKind};
+use kora_syntax::visit::children::each_stmt;
 use kora_syntax::Span;
-
-/// The blocks directly inside one statement.
-pub fn child_blocks(s: &Stmt) -> Vec<&[Stmt]> {
-    let mut out: Vec<&[Stmt]> = Vec::new();
-    match &s.kind {
-        StmtKind::Expr { handlers, .. } | StmtKind::Assign { handlers, .. } => {
-            out.extend(handlers.iter().map(|h| h.body.as_slice()));
-        }
-        StmtKind::AnnAssign {
-            handlers, else_, ..
-        } => {
-            out.extend(handlers.iter().map(|h| h.body.as_slice()));
-            if let Some(e) = else_ {
-                out.push(&e.body);
-            }
-        }
-        StmtKind::If { branches, orelse } => {
-            out.extend(branches.iter().map(|(_, b)| b.as_slice()));
-            if let Some(b) = orelse {
-                out.push(b);
-            }
-        }
-        StmtKind::While { body, .. }
-        | StmtKind::For { body, .. }
-        | StmtKind::Budget { body, .. }
-        | StmtKind::Context { body, .. }
-        | StmtKind::ModelBlock { body, .. }
-        | StmtKind::Mock { body, .. }
-        | StmtKind::Declassify { body, .. }
-        | StmtKind::Test { body, .. } => out.push(body),
-        StmtKind::Def(d) => out.push(&d.body),
-        StmtKind::Match { arms, .. } => out.extend(arms.iter().map(|a| a.body.as_slice())),
-        _ => {}
-    }
-    out
-}
-
-/// Calls `f` on every statement, outer before inner.
-pub fn each_stmt<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
-    for s in stmts {
-        f(s);
-        for b in child_blocks(s) {
-            each_stmt(b, f);
-        }
-    }
-}
 
 /// The `def` whose name is written at `name`.
 pub fn def_named_at(stmts: &[Stmt], name: Span) -> Option<&FuncDef> {

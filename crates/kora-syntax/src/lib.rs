@@ -13,6 +13,7 @@ pub mod ops;
 pub mod parser;
 pub mod span;
 pub mod token;
+pub mod visit;
 
 pub use diagnostic::{Diagnostic, Label, Severity, SourceFile};
 pub use span::{LineIndex, Span};

@@ -4,11 +4,12 @@
 //! that do not change the program's structure. A line number would not:
 //! adding a comment moves every line below it. So an id is the enclosing
 //! function's qualified name plus the call's position among that function's
-//! calls, counted in source order (pre-order: a call, then its callee, then
-//! its arguments).
+//! calls, counted in the order `visit` walks the tree (pre-order, source order:
+//! a call, then its callee, then its arguments).
 
-use crate::ast::{Arg, ArgKind, Block, Expr, ExprKind, FStringPart, Module, Param, Stmt, StmtKind};
+use crate::ast::{Block, Expr, ExprKind, FuncDef, Module, Stmt, StmtKind};
 use crate::span::Span;
+use crate::visit::{walk_expr, walk_stmt, Visitor};
 use std::collections::BTreeMap;
 
 /// Which call this is: `func` is the qualified enclosing function (`"<module>"`,
@@ -73,241 +74,38 @@ impl Numberer {
 
     fn in_frame(&mut self, name: String, body: &Block) {
         self.frames.push((name, 0));
-        self.block(body);
+        self.visit_block(body);
         self.frames.pop();
     }
+}
 
-    fn block(&mut self, b: &Block) {
-        for s in b {
-            self.stmt(s);
-        }
-    }
-
-    fn opt(&mut self, e: &Option<Expr>) {
-        if let Some(e) = e {
-            self.expr(e);
-        }
-    }
-
-    fn args(&mut self, args: &[Arg]) {
-        for a in args {
-            match &a.kind {
-                ArgKind::Positional(e)
-                | ArgKind::Keyword(_, e)
-                | ArgKind::Star(e)
-                | ArgKind::DoubleStar(e) => self.expr(e),
-            }
-        }
-    }
-
-    fn params(&mut self, ps: &[Param]) {
-        for p in ps {
-            self.opt(&p.default);
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
+impl<'a> Visitor<'a> for Numberer {
+    fn visit_stmt(&mut self, s: &'a Stmt) {
         match &s.kind {
-            StmtKind::Expr { expr, handlers } => {
-                self.expr(expr);
-                for h in handlers {
-                    self.block(&h.body);
-                }
-            }
-            StmtKind::Assign {
-                targets,
-                value,
-                handlers,
-            } => {
-                for t in targets {
-                    self.expr(t);
-                }
-                self.expr(value);
-                for h in handlers {
-                    self.block(&h.body);
-                }
-            }
-            StmtKind::AnnAssign {
-                value,
-                handlers,
-                else_,
-                ..
-            } => {
-                self.opt(value);
-                for h in handlers {
-                    self.block(&h.body);
-                }
-                if let Some(e) = else_ {
-                    self.block(&e.body);
-                }
-            }
-            StmtKind::AugAssign { target, value, .. } => {
-                self.expr(target);
-                self.expr(value);
-            }
-            StmtKind::If { branches, orelse } => {
-                for (cond, body) in branches {
-                    self.expr(cond);
-                    self.block(body);
-                }
-                if let Some(b) = orelse {
-                    self.block(b);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            StmtKind::For {
-                target,
-                iter,
-                body,
-                into,
-                ..
-            } => {
-                self.expr(target);
-                self.expr(iter);
-                self.block(body);
-                if let Some(i) = into {
-                    self.expr(&i.target);
-                }
-            }
-            StmtKind::Break(e) | StmtKind::Return(e) => self.opt(e),
-            StmtKind::Def(f) => {
-                self.params(&f.params);
-                let name = self.nested(&f.name.name);
-                self.in_frame(name, &f.body);
-            }
-            StmtKind::Record(r) => {
-                for f in &r.fields {
-                    self.opt(&f.default);
-                }
-            }
-            StmtKind::Match { subject, arms } => {
-                self.expr(subject);
-                for arm in arms {
-                    self.opt(&arm.guard);
-                    self.block(&arm.body);
-                }
-            }
-            StmtKind::Assert { cond, msg } => {
-                self.expr(cond);
-                self.opt(msg);
-            }
-            StmtKind::Budget { args, body }
-            | StmtKind::Context { args, body }
-            | StmtKind::ModelBlock { args, body } => {
-                self.args(args);
-                self.block(body);
-            }
-            StmtKind::Mock { value, body, .. } | StmtKind::Declassify { value, body, .. } => {
-                self.expr(value);
-                self.block(body);
-            }
             StmtKind::Test { name, body } => self.in_frame(format!("test:{name}"), body),
-            StmtKind::TypeAlias { .. }
-            | StmtKind::Continue
-            | StmtKind::Pass
-            | StmtKind::Use(_)
-            | StmtKind::Nonlocal(_)
-            | StmtKind::Global(_)
-            | StmtKind::PythonImport { .. }
-            | StmtKind::Error => {}
+            _ => walk_stmt(self, s),
         }
     }
 
-    fn fstring(&mut self, parts: &[FStringPart]) {
-        for p in parts {
-            if let FStringPart::Expr { expr, spec, .. } = p {
-                self.expr(expr);
-                self.fstring(spec);
-            }
+    /// Defaults belong to the enclosing function (they run where the `def`
+    /// stands), the body to a frame of its own. An agent's `model("name")`
+    /// is a name, never evaluated, so it holds no call to count.
+    fn visit_func_def(&mut self, f: &'a FuncDef) {
+        for p in &f.params {
+            self.visit_param(p);
         }
+        let name = self.nested(&f.name.name);
+        self.in_frame(name, &f.body);
     }
 
-    fn expr(&mut self, e: &Expr) {
-        match &e.kind {
-            ExprKind::Call { func, args } => {
-                self.record(e.span);
-                self.expr(func);
-                self.args(args);
-            }
-            ExprKind::Analyze { args, .. } | ExprKind::AskHuman(args) => {
-                self.record(e.span);
-                self.args(args);
-            }
-            ExprKind::FString(parts) => self.fstring(parts),
-            ExprKind::List(xs) | ExprKind::Tuple(xs) | ExprKind::Set(xs) => {
-                for x in xs {
-                    self.expr(x);
-                }
-            }
-            ExprKind::Dict(pairs) => {
-                for (k, v) in pairs {
-                    self.expr(k);
-                    self.expr(v);
-                }
-            }
-            ExprKind::Comp {
-                elt,
-                value,
-                clauses,
-                ..
-            } => {
-                self.expr(elt);
-                if let Some(v) = value {
-                    self.expr(v);
-                }
-                for c in clauses {
-                    self.expr(&c.target);
-                    self.expr(&c.iter);
-                    for cond in &c.conds {
-                        self.expr(cond);
-                    }
-                }
-            }
-            ExprKind::Unary(_, x)
-            | ExprKind::Attr(x, _)
-            | ExprKind::Classified(x)
-            | ExprKind::Starred(x) => self.expr(x),
-            ExprKind::Binary(_, a, b) | ExprKind::BoolOp(_, a, b) | ExprKind::Index(a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Compare(first, rest) => {
-                self.expr(first);
-                for (_, x) in rest {
-                    self.expr(x);
-                }
-            }
-            ExprKind::Slice {
-                value,
-                lo,
-                hi,
-                step,
-            } => {
-                self.expr(value);
-                for part in [lo, hi, step].into_iter().flatten() {
-                    self.expr(part);
-                }
-            }
-            ExprKind::Lambda { params, body } => {
-                self.params(params);
-                self.expr(body);
-            }
-            ExprKind::IfExp { cond, then, orelse } => {
-                self.expr(then);
-                self.expr(cond);
-                self.expr(orelse);
-            }
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Str(_)
-            | ExprKind::Bool(_)
-            | ExprKind::None
-            | ExprKind::Name(_)
-            | ExprKind::Error => {}
+    fn visit_expr(&mut self, e: &'a Expr) {
+        if matches!(
+            e.kind,
+            ExprKind::Call { .. } | ExprKind::Analyze { .. } | ExprKind::AskHuman(_)
+        ) {
+            self.record(e.span);
         }
+        walk_expr(self, e);
     }
 }
 
@@ -317,7 +115,7 @@ pub fn number_calls(module: &Module) -> OpTable {
         table: OpTable::default(),
         frames: vec![(MODULE_FUNC.to_string(), 0)],
     };
-    n.block(&module.stmts);
+    n.visit_block(&module.stmts);
     n.table
 }
 

@@ -1,7 +1,8 @@
 //! Property tests: random token soups and mutated programs never panic, never hang, and report in-bounds spans.
 
-use kora_syntax::ast::{Block, Stmt, StmtKind};
+use kora_syntax::ast::Block;
 use kora_syntax::parse;
+use kora_syntax::visit::children::each_stmt;
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -166,33 +167,15 @@ fn in_bounds(src: &str, s: kora_syntax::Span) -> bool {
         && src.is_char_boundary(s.end as usize)
 }
 
+/// Every statement, nested blocks included, has a span inside the source.
 fn walk(src: &str, b: &Block) {
-    for s in b {
-        check_stmt(src, s);
-    }
-}
-
-fn check_stmt(src: &str, s: &Stmt) {
-    assert!(
-        in_bounds(src, s.span),
-        "statement span {:?} out of bounds",
-        s.span
-    );
-    match &s.kind {
-        StmtKind::If { branches, orelse } => {
-            for (_, b) in branches {
-                walk(src, b);
-            }
-            if let Some(b) = orelse {
-                walk(src, b);
-            }
-        }
-        StmtKind::While { body, .. } | StmtKind::For { body, .. } | StmtKind::Test { body, .. } => {
-            walk(src, body)
-        }
-        StmtKind::Def(f) => walk(src, &f.body),
-        _ => {}
-    }
+    each_stmt(b, &mut |s| {
+        assert!(
+            in_bounds(src, s.span),
+            "statement span {:?} out of bounds",
+            s.span
+        )
+    });
 }
 
 fn assert_sane(src: &str) {

@@ -1,8 +1,9 @@
 //! Spans: every statement's span is exactly its source text, and nested spans nest.
 
 mod common;
-use kora_syntax::ast::{Block, Stmt, StmtKind};
+use kora_syntax::ast::Stmt;
 use kora_syntax::parse;
+use kora_syntax::visit::children::child_blocks;
 
 const PROGRAM: &str = "\
 use json
@@ -34,37 +35,6 @@ values = [
 ]
 ";
 
-fn children(s: &Stmt) -> Vec<&Block> {
-    match &s.kind {
-        StmtKind::If { branches, orelse } => {
-            let mut v: Vec<&Block> = branches.iter().map(|(_, b)| b).collect();
-            v.extend(orelse.iter());
-            v
-        }
-        StmtKind::While { body, .. }
-        | StmtKind::For { body, .. }
-        | StmtKind::Budget { body, .. }
-        | StmtKind::Context { body, .. }
-        | StmtKind::ModelBlock { body, .. }
-        | StmtKind::Mock { body, .. }
-        | StmtKind::Declassify { body, .. }
-        | StmtKind::Test { body, .. } => vec![body],
-        StmtKind::Def(f) => vec![&f.body],
-        StmtKind::Match { arms, .. } => arms.iter().map(|a| &a.body).collect(),
-        StmtKind::Expr { handlers, .. } | StmtKind::Assign { handlers, .. } => {
-            handlers.iter().map(|h| &h.body).collect()
-        }
-        StmtKind::AnnAssign {
-            handlers, else_, ..
-        } => {
-            let mut v: Vec<&Block> = handlers.iter().map(|h| &h.body).collect();
-            v.extend(else_.iter().map(|e| &e.body));
-            v
-        }
-        _ => Vec::new(),
-    }
-}
-
 fn check(src: &str, s: &Stmt, out: &mut Vec<String>) {
     let text = &src[s.span.range()];
     assert_eq!(
@@ -73,7 +43,7 @@ fn check(src: &str, s: &Stmt, out: &mut Vec<String>) {
         "statement span has surrounding whitespace: {text:?}"
     );
     out.push(text.to_string());
-    for b in children(s) {
+    for b in child_blocks(s) {
         for c in b {
             assert!(
                 s.span.start <= c.span.start && c.span.end <= s.span.end,

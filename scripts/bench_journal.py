@@ -6,7 +6,10 @@ Three measurements in one run, each the best of --reps, on the release build:
 1. 40,000 journaled effects (random draws) with `--durable`, against the same program plain.
 2. 400 rows inserted into SQLite from a `parallel for` under `--durable`, with group commit
    (the default) and with every record synced alone (KORA_JOURNAL_SOLO_SYNC=1): wall time,
-   rows per second and the number of fsyncs (KORA_JOURNAL_STATS=1).
+   rows per second and the number of fsyncs (KORA_JOURNAL_STATS=1), against the same program
+   plain. Twice: with SQLite's defaults (its own fsyncs under its write lock usually bound
+   the rows per second, durable or not) and with SQLite in WAL mode and
+   `synchronous=NORMAL`, where the journal's syncs are what is left to wait for.
 3. A program printing 1,000 lines, `--durable` against plain.
 
     python3 scripts/bench_journal.py                 # builds nothing: run `cargo build --release -p kora-cli` first
@@ -55,6 +58,25 @@ done: list[int] = parallel for i in range(400):
 print(len(done))
 """
 
+ROWS_WAL = """\
+use sql
+
+def setup() -> None:
+    db: sql.Db = sql.open("rows.db") else (why, kind):
+        return
+    db.query("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE IF NOT EXISTS r (n INTEGER)")
+
+setup()
+done: list[int] = parallel for i in range(400):
+    db: sql.Db = sql.open("rows.db") else (why, kind):
+        return -1
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("INSERT INTO r VALUES (?)", [i])
+    return i
+print(len(done))
+"""
+
 LINES = """\
 for i in range(1000):
     print("line", i)
@@ -63,9 +85,8 @@ for i in range(1000):
 
 def run(kora: str, d: Path, prog: str, durable: bool, env: dict[str, str]) -> tuple[float, str]:
     shutil.rmtree(d / ".kora", ignore_errors=True)
-    db = d / "rows.db"
-    if db.exists():
-        db.unlink()
+    for f in d.glob("rows.db*"):
+        f.unlink()
     args = [kora, "run", "--no-trace"] + (["--durable"] if durable else []) + [prog]
     start = time.perf_counter()
     p = subprocess.run(args, cwd=d, env={**os.environ, **env}, capture_output=True, text=True)
@@ -94,17 +115,21 @@ def main() -> None:
         sys.exit(f"no kora binary at {a.kora}; build it with `cargo build --release -p kora-cli`")
     with tempfile.TemporaryDirectory(prefix="kora-journal-bench-") as tmp:
         d = Path(tmp)
-        for name, text in [("effects.ko", EFFECTS), ("rows.ko", ROWS), ("lines.ko", LINES)]:
+        for name, text in [("effects.ko", EFFECTS), ("rows.ko", ROWS), ("rows_wal.ko", ROWS_WAL),
+                           ("lines.ko", LINES)]:
             (d / name).write_text(text)
         stats = {"KORA_JOURNAL_STATS": "1"}
         plain, _ = best(a.kora, d, "effects.ko", False, a.reps)
         dur, err = best(a.kora, d, "effects.ko", True, a.reps, stats)
         print(f"40,000 journaled effects: {dur * 1000:.0f} ms durable vs {plain * 1000:.0f} ms plain "
               f"(journal {max(dur - plain, 0) * 1000:.0f} ms, {syncs(err)} syncs)")
-        group, gerr = best(a.kora, d, "rows.ko", True, a.reps, stats)
-        solo, serr = best(a.kora, d, "rows.ko", True, a.reps, {**stats, "KORA_JOURNAL_SOLO_SYNC": "1"})
-        print(f"400 rows from parallel for: group commit {group:.2f} s ({400 / group:.0f} rows/s, {syncs(gerr)} syncs); "
-              f"solo syncs {solo:.2f} s ({400 / solo:.0f} rows/s, {syncs(serr)} syncs); {solo / group:.1f}x")
+        for prog, what in [("rows.ko", "SQLite defaults"), ("rows_wal.ko", "SQLite WAL")]:
+            group, gerr = best(a.kora, d, prog, True, a.reps, stats)
+            solo, serr = best(a.kora, d, prog, True, a.reps, {**stats, "KORA_JOURNAL_SOLO_SYNC": "1"})
+            plain, _ = best(a.kora, d, prog, False, a.reps)
+            print(f"400 rows from parallel for ({what}): group commit {group:.2f} s ({400 / group:.0f} rows/s, "
+                  f"{syncs(gerr)} syncs); solo syncs {solo:.2f} s ({400 / solo:.0f} rows/s, {syncs(serr)} syncs); "
+                  f"{solo / group:.1f}x; plain {plain:.2f} s ({400 / plain:.0f} rows/s)")
         plain, _ = best(a.kora, d, "lines.ko", False, a.reps)
         dur, _ = best(a.kora, d, "lines.ko", True, a.reps)
         print(f"1,000 printed lines: {dur * 1000:.1f} ms durable vs {plain * 1000:.1f} ms plain")

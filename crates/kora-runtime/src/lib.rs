@@ -39,6 +39,7 @@ mod mock;
 mod model_effect;
 mod model_span;
 mod parallel;
+mod parallel_pool;
 mod parallel_record;
 pub mod portable;
 pub mod pricing;

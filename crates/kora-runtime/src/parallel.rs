@@ -1,4 +1,4 @@
-//! `parallel for`: fan-out on rayon's pool, one fresh interpreter per branch, results folded back in input order.
+//! `parallel for`: fan-out on the branch pool (`parallel_pool`), one fresh interpreter per branch, results folded back in input order.
 //!
 //! The caller copies what branches need into `Portable` form once (the items,
 //! the frame slots the body reads, module variables, the mock stack); each
@@ -346,7 +346,7 @@ fn finished_and_winner(outs: &[Option<BranchOut>], first: bool) -> (Vec<usize>, 
     (ran, winner)
 }
 
-/// Runs every branch on rayon's pool; slot `i` holds branch `i`, `None` if it never started.
+/// Runs every branch on the branch pool; slot `i` holds branch `i`, `None` if it never started.
 /// `only` (a resume) runs exactly the branches a journal says finished, with no stop flag
 /// or winner racing them.
 fn fan_out(
@@ -382,7 +382,11 @@ fn fan_out(
     let stop = Arc::new(AtomicBool::new(false));
     let calm = Arc::new(AtomicBool::new(false));
     let slots: Vec<Mutex<Option<BranchOut>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let workers = rayon::current_num_threads().clamp(1, only.map_or(n, <[usize]>::len).max(1));
+    let width = match crate::parallel_pool::pool() {
+        Some(pool) => pool.current_num_threads(),
+        None => rayon::current_num_threads(),
+    };
+    let workers = width.clamp(1, only.map_or(n, <[usize]>::len).max(1));
     let work = || loop {
         if only.is_none() && stop.load(Ordering::Relaxed) {
             break;
@@ -413,11 +417,12 @@ fn fan_out(
             *slot = Some(out);
         }
     };
-    rayon::scope(|sc| {
-        for _ in 0..workers {
-            sc.spawn(|_| work());
-        }
-    });
+    let work = &work;
+    // From inside a branch this scopes on the pool the branch already runs on: no new threads.
+    match crate::parallel_pool::pool() {
+        Some(pool) => pool.scope(|sc| (0..workers).for_each(|_| sc.spawn(|_| work()))),
+        None => rayon::scope(|sc| (0..workers).for_each(|_| sc.spawn(|_| work()))),
+    }
     slots
         .into_iter()
         .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))

@@ -28,6 +28,9 @@ pub struct Writer {
     /// `KORA_JOURNAL_SOLO_SYNC=1`: every durable record takes its own sync, one at a time.
     /// For measuring what group commit saves; never the default.
     solo: bool,
+    /// Tests only: runs inside a leader's sync, after it chose what the sync covers.
+    #[cfg(test)]
+    in_sync: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
 struct Tail {
@@ -88,6 +91,8 @@ impl Writer {
             sync: Mutex::new(SyncState::default()),
             synced_cv: Condvar::new(),
             solo: std::env::var_os("KORA_JOURNAL_SOLO_SYNC").is_some(),
+            #[cfg(test)]
+            in_sync: None,
         })
     }
 
@@ -134,6 +139,10 @@ impl Writer {
             std::thread::yield_now();
         }
         let target = lock(&self.tail).appended;
+        #[cfg(test)]
+        if let Some(hold) = &self.in_sync {
+            hold();
+        }
         let result = self.sync_handle.sync_data();
         let mut st = lock(&self.sync);
         st.leading = false;
@@ -204,6 +213,58 @@ mod tests {
         assert_eq!(loaded.records.len(), 200);
         // Never more syncs than durable records; usually far fewer under contention.
         assert!(w.syncs() <= 200);
+    }
+
+    /// The sharing itself, with no timing in it: a leader is held inside its sync
+    /// until eight other writers have appended and are waiting; when it lets go, one
+    /// of them leads a single sync that covers all eight.
+    #[test]
+    fn records_appended_during_a_sync_share_the_next_one() {
+        use std::sync::mpsc;
+        let path = temp("share");
+        let _ = std::fs::remove_file(&path);
+        let (entered_tx, entered) = mpsc::channel::<()>();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let gate = Mutex::new((Some(entered_tx), Some(release_rx)));
+        let mut w = Writer::open(&path, 0).expect("open");
+        // Only the first sync is held; later ones pass straight through.
+        w.in_sync = Some(Box::new(move || {
+            let (tx, rx) = {
+                let mut g = lock(&gate);
+                (g.0.take(), g.1.take())
+            };
+            if let (Some(tx), Some(rx)) = (tx, rx) {
+                let _ = tx.send(());
+                let _ = rx.recv();
+            }
+        }));
+        let w = Arc::new(w);
+        let leader = {
+            let w = Arc::clone(&w);
+            std::thread::spawn(move || w.append_synced(&Record::Out { bytes: 0 }))
+        };
+        entered.recv().expect("the leader reaches its sync");
+        let riders: Vec<_> = (1..=8)
+            .map(|n| {
+                let w = Arc::clone(&w);
+                std::thread::spawn(move || w.append_synced(&Record::Out { bytes: n }))
+            })
+            .collect();
+        while lock(&w.sync).waiting < 8 {
+            std::thread::yield_now();
+        }
+        release.send(()).expect("release the leader");
+        leader.join().expect("leader").expect("leader synced");
+        for r in riders {
+            r.join().expect("rider").expect("rider synced");
+        }
+        assert_eq!(
+            w.syncs(),
+            2,
+            "one held sync, then one for all eight waiters"
+        );
+        let loaded = super::super::store::load(&path).expect("load");
+        assert_eq!(loaded.records.len(), 9);
     }
 
     #[test]

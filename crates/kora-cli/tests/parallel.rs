@@ -275,3 +275,37 @@ fn branches_call_the_model_through_one_shared_configuration() {
     assert_eq!(r.stdout, "['low', 'low', 'low', 'low', 'low', 'low']\n");
     assert_eq!(fake.count(), 6);
 }
+
+#[test]
+fn a_first_race_stops_the_branches_behind_its_winner() {
+    let fake = FakeProvider::with_default(Behaviour::Answer("fine".into()));
+    let d = dir("first-race");
+    support::write_fake_config(&d, &fake.openai_endpoint());
+    // Branch 0 answers after one model call; branch 1 would make 500 of them. Once branch 0
+    // has answered, branch 1 cannot win, so it must stop at its next statement.
+    std::fs::write(
+        d.join("main.ko"),
+        r#"winner = parallel for n in [1, 500] first:
+    said = ""
+    for i in range(n):
+        r: Result[str] = analyze(f"item {n} {i}", "Say fine.")
+        match r:
+            case Ok(t):
+                said = t
+            case _:
+                said = "no"
+    if n == 1:
+        return said
+print(winner)
+"#,
+    )
+    .expect("program");
+    let out = kora(&d, &["run", "main.ko"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "fine\n");
+    let sent = fake.count();
+    assert!(
+        sent < 250,
+        "the losing branch kept calling the model after the race was won: {sent} requests"
+    );
+}

@@ -55,6 +55,14 @@ impl Interp<'_> {
                 ));
             }
         }
+        if let Some((winner, me)) = &self.race {
+            if winner.load(std::sync::atomic::Ordering::Acquire) < *me {
+                return Err(RtError::new(
+                    codes::STOPPED,
+                    "this branch was stopped because an earlier branch of the `first` race answered",
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -117,6 +117,9 @@ pub struct Interp<'io> {
     pub(crate) lazy: Option<Box<crate::parallel::LazyGlobals>>,
     /// In a `parallel for` branch: set when a sibling broke or raised.
     pub(crate) stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// In a `first` branch: the race's winner so far, and this branch's index. A branch
+    /// behind the winner cannot win, so it stops at its next statement.
+    pub(crate) race: Option<(std::sync::Arc<std::sync::atomic::AtomicUsize>, usize)>,
     /// A debugger or a stop flag wants to see every statement: one test per statement for both.
     pub(crate) watched: bool,
     /// The next call of an isolated agent is the one this worker was made for: run it here.
@@ -165,6 +168,7 @@ impl<'io> Interp<'io> {
             tracing: None,
             lazy: None,
             stop: None,
+            race: None,
             watched: false,
             enter_isolated: false,
             fences: Vec::new(),

@@ -374,11 +374,11 @@ fn fan_out(
     } else {
         seen.unwrap_or(usize::MAX)
     };
-    let winner = AtomicUsize::new(if p.first {
+    let winner = Arc::new(AtomicUsize::new(if p.first {
         seen.unwrap_or(usize::MAX)
     } else {
         usize::MAX
-    });
+    }));
     let stop = Arc::new(AtomicBool::new(false));
     let calm = Arc::new(AtomicBool::new(false));
     let slots: Vec<Mutex<Option<BranchOut>>> = (0..n).map(|_| Mutex::new(None)).collect();
@@ -405,7 +405,9 @@ fn fan_out(
             break;
         }
         let flag = if only.is_some() { &calm } else { &stop };
-        let out = run_branch(seed, frame, p, (i, &inputs[i]), flag);
+        // A resume replays recorded branches whole (`calm`), so only a live race stops losers.
+        let race = (only.is_none() && p.first).then_some(&winner);
+        let out = run_branch(seed, frame, p, (i, &inputs[i]), flag, race);
         match out.ended {
             Ended::Answer(_) if p.first => {
                 winner.fetch_min(i, Ordering::AcqRel);
@@ -436,6 +438,7 @@ fn run_branch(
     p: &hir::ParallelFor,
     (index, item): (usize, &Portable),
     stop: &Arc<AtomicBool>,
+    race: Option<&Arc<AtomicUsize>>,
 ) -> BranchOut {
     let mut out = Vec::new();
     let mut buf = SpanBuffer::default();
@@ -446,6 +449,7 @@ fn run_branch(
             w.trace_into(&mut buf);
         }
         w.stop = Some(stop.clone());
+        w.race = race.map(|r| (r.clone(), index));
         w.watched = true;
         let f = &frame.func;
         w.stack.resize(f.nlocals as usize, Value::None);

@@ -156,7 +156,8 @@ fn kv(key: &str, v: &AttrValue) -> KeyValue {
     }
 }
 
-fn nanos(t: SystemTime) -> u64 {
+/// Nanoseconds since the Unix epoch, as OTLP carries times (0 before it, saturating after).
+pub(crate) fn nanos(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }

@@ -9,10 +9,11 @@
 //! for the file to take. The official types stay the judge: the tests decode its output with
 //! them and compare it with `otlp::to_span`, field by field.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use kora_runtime::trace::{AttrValue, SpanKind, SpanStatus};
 
+use crate::otlp::nanos;
 use crate::recorder::{RunIds, SpanData};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -155,18 +156,13 @@ fn string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-fn nanos(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::otlp::to_span;
     use kora_runtime::trace::Tracer;
     use opentelemetry_proto::tonic::trace::v1::Span;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
     fn matches_the_official_types_span_for_span() {

@@ -124,33 +124,26 @@ fn killed_at_every_append_and_at_random_resumes_exactly_once() {
     let mut kills = 0;
     let mut unknown_writes = 0;
     // A kill before each append, and one halfway through writing each line (a torn tail).
-    for at in 1..=appends {
-        for half in [false, true] {
-            let point = if half {
-                format!("{at}.half")
-            } else {
-                at.to_string()
-            };
-            let ctx = format!("killed at append {point}");
-            let d = dir("chosen");
-            let first = kora(
-                &d,
-                &["run", "--durable", "--run-id", "k", "prog.ko"],
-                Some(&point),
-            );
-            assert_ne!(
-                first.status.code(),
-                Some(0),
-                "{ctx}: the run was not killed"
-            );
-            kills += 1;
-            match resume_to_end(&d, "k", text(&first.stdout), &ctx) {
-                Ok(shown) => check_world(&d, &shown, &ctx),
-                Err(why) => {
-                    // Only a write whose mark was synced and whose outcome was not.
-                    assert!(why.contains("sql.Db.execute"), "{ctx}: {why}");
-                    unknown_writes += 1;
-                }
+    for point in support::kill_points(appends) {
+        let ctx = format!("killed at append {point}");
+        let d = dir("chosen");
+        let first = kora(
+            &d,
+            &["run", "--durable", "--run-id", "k", "prog.ko"],
+            Some(&point),
+        );
+        assert_ne!(
+            first.status.code(),
+            Some(0),
+            "{ctx}: the run was not killed"
+        );
+        kills += 1;
+        match resume_to_end(&d, "k", text(&first.stdout), &ctx) {
+            Ok(shown) => check_world(&d, &shown, &ctx),
+            Err(why) => {
+                // Only a write whose mark was synced and whose outcome was not.
+                assert!(why.contains("sql.Db.execute"), "{ctx}: {why}");
+                unknown_writes += 1;
             }
         }
     }

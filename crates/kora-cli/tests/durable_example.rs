@@ -103,33 +103,26 @@ fn the_durable_example_killed_anywhere_resumes_to_the_same_result_without_repeat
         .count()
         - 1;
     let (mut kills, mut unknown) = (0, 0);
-    for at in 1..=appends {
-        for half in [false, true] {
-            let point = if half {
-                format!("{at}.half")
-            } else {
-                at.to_string()
-            };
-            let ctx = format!("killed at append {point}");
-            let d = project("killed");
-            let first = kora_input(&d, &START, Some(&point), "Ada\n");
-            assert_ne!(
-                first.status.code(),
-                Some(0),
-                "{ctx}: the run was not killed"
-            );
-            kills += 1;
-            let out = kora_input(&d, &["run", "--replay", "--resume", "k"], None, "Ada\n");
-            let err = text(&out.stderr);
-            if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
-                assert!(err.contains("sql.Db.execute"), "{ctx}: {err}");
-                unknown += 1;
-                continue;
-            }
-            assert_eq!(out.status.code(), Some(0), "{ctx}: {err}");
-            let shown = format!("{}{}", text(&first.stdout), text(&out.stdout));
-            check(&d, &shown, &ctx);
+    for point in support::kill_points(appends) {
+        let ctx = format!("killed at append {point}");
+        let d = project("killed");
+        let first = kora_input(&d, &START, Some(&point), "Ada\n");
+        assert_ne!(
+            first.status.code(),
+            Some(0),
+            "{ctx}: the run was not killed"
+        );
+        kills += 1;
+        let out = kora_input(&d, &["run", "--replay", "--resume", "k"], None, "Ada\n");
+        let err = text(&out.stderr);
+        if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
+            assert!(err.contains("sql.Db.execute"), "{ctx}: {err}");
+            unknown += 1;
+            continue;
         }
+        assert_eq!(out.status.code(), Some(0), "{ctx}: {err}");
+        let shown = format!("{}{}", text(&first.stdout), text(&out.stdout));
+        check(&d, &shown, &ctx);
     }
     assert!(kills > 20, "only {kills} kills");
     assert!(

@@ -154,63 +154,56 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
     let (mut kills, mut after_record, mut after_stop, mut unknown) = (0, 0, 0, 0);
     // Every point up to the most a run makes (a status, three per branch, a stop, the loop,
     // output); a run that ends before the point is skipped.
-    for at in 1..=40 {
-        for half in [false, true] {
-            let point = if half {
-                format!("{at}.half")
-            } else {
-                at.to_string()
-            };
-            let ctx = format!("{name} killed at append {point}");
-            let d = support::temp_dir("kora-durable-par", name);
-            std::fs::write(d.join("p.ko"), program).expect("program");
-            // One worker before the kill and eight after: a resume that ran the loop afresh
-            // would start branches the killed run never reached.
-            let killed = kora_env(
-                &d,
-                &["run", "--durable", "--run-id", "k", "p.ko"],
-                Some(&point),
-                &[("RAYON_NUM_THREADS", "1")],
-            );
-            if killed.status.code() == Some(0) {
-                continue;
-            }
-            kills += 1;
-            let before = sorted(log(&d));
-            let recorded = loop_recorded(&d, "k");
-            let stopped = stop_recorded(&d, "k");
-            let out = kora_env(
-                &d,
-                &["run", "--resume", "k"],
-                None,
-                &[("RAYON_NUM_THREADS", "8")],
-            );
-            let err = text(&out.stderr);
-            if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
-                assert!(err.contains("fs.append"), "{ctx}: {err}");
-                unknown += 1;
-                continue;
-            }
-            assert_eq!(out.status.code(), Some(0), "{ctx}: {err}");
-            let after = sorted(log(&d));
-            if recorded {
-                after_record += 1;
-                assert_eq!(after, before, "{ctx}: the resume ran branches again");
-            } else if let Some(b) = stopped {
-                // Killed mid-loop after a stop: nothing past it may start on resume.
-                after_stop += 1;
-                let past = |rows: &[(i64, i64)]| -> Vec<(i64, i64)> {
-                    rows.iter().filter(|r| r.0 > b).copied().collect()
-                };
-                assert_eq!(
-                    past(&after),
-                    past(&before),
-                    "{ctx}: a branch past the stop at {b} started"
-                );
-            }
-            let shown = format!("{}{}", text(&killed.stdout), text(&out.stdout));
-            check(&shown, &after, first, &ctx);
+    for point in support::kill_points(40) {
+        let ctx = format!("{name} killed at append {point}");
+        let d = support::temp_dir("kora-durable-par", name);
+        std::fs::write(d.join("p.ko"), program).expect("program");
+        // One worker before the kill and eight after: a resume that ran the loop afresh
+        // would start branches the killed run never reached.
+        let killed = kora_env(
+            &d,
+            &["run", "--durable", "--run-id", "k", "p.ko"],
+            Some(&point),
+            &[("RAYON_NUM_THREADS", "1")],
+        );
+        if killed.status.code() == Some(0) {
+            continue;
         }
+        kills += 1;
+        let before = sorted(log(&d));
+        let recorded = loop_recorded(&d, "k");
+        let stopped = stop_recorded(&d, "k");
+        let out = kora_env(
+            &d,
+            &["run", "--resume", "k"],
+            None,
+            &[("RAYON_NUM_THREADS", "8")],
+        );
+        let err = text(&out.stderr);
+        if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
+            assert!(err.contains("fs.append"), "{ctx}: {err}");
+            unknown += 1;
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(0), "{ctx}: {err}");
+        let after = sorted(log(&d));
+        if recorded {
+            after_record += 1;
+            assert_eq!(after, before, "{ctx}: the resume ran branches again");
+        } else if let Some(b) = stopped {
+            // Killed mid-loop after a stop: nothing past it may start on resume.
+            after_stop += 1;
+            let past = |rows: &[(i64, i64)]| -> Vec<(i64, i64)> {
+                rows.iter().filter(|r| r.0 > b).copied().collect()
+            };
+            assert_eq!(
+                past(&after),
+                past(&before),
+                "{ctx}: a branch past the stop at {b} started"
+            );
+        }
+        let shown = format!("{}{}", text(&killed.stdout), text(&out.stdout));
+        check(&shown, &after, first, &ctx);
     }
     assert!(kills >= 20, "{name}: only {kills} kills");
     assert!(

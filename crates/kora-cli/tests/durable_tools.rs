@@ -97,58 +97,51 @@ fn a_tool_loop_killed_anywhere_resumes_without_resending_turns_or_repeating_tool
     let fake = FakeProvider::start();
     let (_, appends) = loop_done("clean-midway", &fake);
     let (mut resumed_midway, mut unknown) = (0, 0);
-    for at in 1..=appends {
-        for half in [false, true] {
-            let point = if half {
-                format!("{at}.half")
-            } else {
-                at.to_string()
-            };
-            let ctx = format!("killed at append {point}");
-            let d = dir("midway", &fake);
-            script(&fake);
-            let first = kora(
-                &d,
-                &["run", "--durable", "--run-id", "k", "main.ko"],
-                Some(&point),
-            );
-            assert_ne!(
-                first.status.code(),
-                Some(0),
-                "{ctx}: the run was not killed"
-            );
-            let lines = journal(&d, "k");
-            let journaled = lines
-                .iter()
-                .filter(|l| l.contains("\"t\":\"done\"") && l.contains("\"kind\":\"model_turn\""))
-                .count();
-            let whole = lines.iter().any(|l| l.contains("\"kind\":\"model\""));
-            if journaled > 0 && !whole {
-                resumed_midway += 1;
-            }
-            script_from(&fake, journaled);
-            let out = kora(&d, &["run", "--resume", "k"], None);
-            let err = text(&out.stderr);
-            if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
-                // Only a tool's own write, cut off between its mark and its outcome.
-                assert!(err.contains("fs.append"), "{ctx}: {err}");
-                unknown += 1;
-                continue;
-            }
-            assert_eq!(out.status.code(), Some(0), "{ctx}: {err}");
-            let sent = if whole { 0 } else { 3 - journaled };
-            assert_eq!(fake.count(), sent, "{ctx}: a journaled turn was sent again");
-            let calls = std::fs::read_to_string(d.join("calls.txt")).unwrap_or_default();
-            assert_eq!(
-                calls, "Paris\nRome\n",
-                "{ctx}: a tool's write was lost or repeated"
-            );
-            let shown = format!("{}{}", text(&first.stdout), text(&out.stdout));
-            let mut lines: Vec<&str> = shown.lines().collect();
-            // Output is at-least-once: a line shown just before the kill may come again.
-            lines.dedup();
-            assert_eq!(lines.join("\n") + "\n", CLEAN, "{ctx}: {shown}");
+    for point in support::kill_points(appends) {
+        let ctx = format!("killed at append {point}");
+        let d = dir("midway", &fake);
+        script(&fake);
+        let first = kora(
+            &d,
+            &["run", "--durable", "--run-id", "k", "main.ko"],
+            Some(&point),
+        );
+        assert_ne!(
+            first.status.code(),
+            Some(0),
+            "{ctx}: the run was not killed"
+        );
+        let lines = journal(&d, "k");
+        let journaled = lines
+            .iter()
+            .filter(|l| l.contains("\"t\":\"done\"") && l.contains("\"kind\":\"model_turn\""))
+            .count();
+        let whole = lines.iter().any(|l| l.contains("\"kind\":\"model\""));
+        if journaled > 0 && !whole {
+            resumed_midway += 1;
         }
+        script_from(&fake, journaled);
+        let out = kora(&d, &["run", "--resume", "k"], None);
+        let err = text(&out.stderr);
+        if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
+            // Only a tool's own write, cut off between its mark and its outcome.
+            assert!(err.contains("fs.append"), "{ctx}: {err}");
+            unknown += 1;
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(0), "{ctx}: {err}");
+        let sent = if whole { 0 } else { 3 - journaled };
+        assert_eq!(fake.count(), sent, "{ctx}: a journaled turn was sent again");
+        let calls = std::fs::read_to_string(d.join("calls.txt")).unwrap_or_default();
+        assert_eq!(
+            calls, "Paris\nRome\n",
+            "{ctx}: a tool's write was lost or repeated"
+        );
+        let shown = format!("{}{}", text(&first.stdout), text(&out.stdout));
+        let mut lines: Vec<&str> = shown.lines().collect();
+        // Output is at-least-once: a line shown just before the kill may come again.
+        lines.dedup();
+        assert_eq!(lines.join("\n") + "\n", CLEAN, "{ctx}: {shown}");
     }
     assert!(
         resumed_midway > 0,

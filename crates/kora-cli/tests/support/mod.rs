@@ -123,3 +123,9 @@ pub fn kora_input(cwd: &Path, args: &[&str], crash: Option<&str>, input: &str) -
 pub fn kora_main(d: &Path, args: &[&str]) -> Run {
     collect(kora_cmd().args(args).arg(d.join("main.ko")), None)
 }
+
+/// The crash points of a run that makes `appends` journal appends, for `KORA_JOURNAL_CRASH`:
+/// before each append (`"3"`), then halfway through writing it, leaving a torn tail (`"3.half"`).
+pub fn kill_points(appends: usize) -> impl Iterator<Item = String> {
+    (1..=appends).flat_map(|at| [at.to_string(), format!("{at}.half")])
+}

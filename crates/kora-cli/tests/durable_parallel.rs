@@ -146,7 +146,7 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
         &clean,
         &["run", "--durable", "--run-id", "c", "p.ko"],
         None,
-        &[("RAYON_NUM_THREADS", "1")],
+        &[("KORA_PARALLEL_WIDTH", "1")],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     check(&text(&out.stdout), &log(&clean), first, "clean run");
@@ -164,7 +164,7 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
             &d,
             &["run", "--durable", "--run-id", "k", "p.ko"],
             Some(&point),
-            &[("RAYON_NUM_THREADS", "1")],
+            &[("KORA_PARALLEL_WIDTH", "1")],
         );
         if killed.status.code() == Some(0) {
             continue;
@@ -177,7 +177,7 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
             &d,
             &["run", "--resume", "k"],
             None,
-            &[("RAYON_NUM_THREADS", "8")],
+            &[("KORA_PARALLEL_WIDTH", "8")],
         );
         let err = text(&out.stderr);
         if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {

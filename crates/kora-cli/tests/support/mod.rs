@@ -84,7 +84,7 @@ pub fn kora(cwd: &Path, args: &[&str], crash: Option<&str>) -> Output {
     kora_env(cwd, args, crash, &[])
 }
 
-/// As `kora`, with extra environment variables (`RAYON_NUM_THREADS` sizes the branch pool).
+/// As `kora`, with extra environment variables (`KORA_PARALLEL_WIDTH` sizes the branch pool).
 pub fn kora_env(cwd: &Path, args: &[&str], crash: Option<&str>, env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kora"));
     c.args(args).current_dir(cwd).env("NO_COLOR", "1");

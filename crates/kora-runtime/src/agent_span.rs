@@ -17,10 +17,6 @@ use crate::interp::{Interp, KwNames};
 use crate::trace::{AttrValue, SpanKind, SpanStatus, Spend};
 use crate::value::{Function, Value};
 
-fn int(n: u64) -> AttrValue {
-    AttrValue::Int(i64::try_from(n).unwrap_or(i64::MAX))
-}
-
 impl Interp<'_> {
     /// `invoke` for an agent while a tracer is attached: the same call inside its span.
     pub(crate) fn invoke_traced_agent(
@@ -63,14 +59,22 @@ impl Interp<'_> {
         t.sink.attr(
             id,
             "kora.budget.tokens",
-            int(spent.input_tokens + spent.output_tokens),
+            AttrValue::count(spent.input_tokens + spent.output_tokens),
+        );
+        t.sink.attr(
+            id,
+            "kora.budget.input_tokens",
+            AttrValue::count(spent.input_tokens),
+        );
+        t.sink.attr(
+            id,
+            "kora.budget.output_tokens",
+            AttrValue::count(spent.output_tokens),
         );
         t.sink
-            .attr(id, "kora.budget.input_tokens", int(spent.input_tokens));
+            .attr(id, "kora.budget.calls", AttrValue::count(spent.calls));
         t.sink
-            .attr(id, "kora.budget.output_tokens", int(spent.output_tokens));
-        t.sink.attr(id, "kora.budget.calls", int(spent.calls));
-        t.sink.attr(id, "kora.budget.steps", int(spent.steps));
+            .attr(id, "kora.budget.steps", AttrValue::count(spent.steps));
         // As with model calls, an error's text may quote program values: only its code is kept.
         let status = match &r {
             Ok(_) => SpanStatus::Ok,

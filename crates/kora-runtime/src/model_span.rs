@@ -108,7 +108,6 @@ impl Interp<'_> {
             }
         };
         let s = |v: &str| AttrValue::Str(v.to_string());
-        let int = |n: u64| AttrValue::Int(i64::try_from(n).unwrap_or(i64::MAX));
         t.sink
             .attr(span, "gen_ai.operation.name", AttrValue::Static("chat"));
         t.sink.attr(span, "gen_ai.request.model", s(model));
@@ -129,10 +128,16 @@ impl Interp<'_> {
         t.sink
             .attr(span, "kora.answered_by", AttrValue::Static(answered));
         if matches!(obs.answered, Answered::Cassette | Answered::Model) {
-            t.sink
-                .attr(span, "gen_ai.usage.input_tokens", int(obs.input_tokens));
-            t.sink
-                .attr(span, "gen_ai.usage.output_tokens", int(obs.output_tokens));
+            t.sink.attr(
+                span,
+                "gen_ai.usage.input_tokens",
+                AttrValue::count(obs.input_tokens),
+            );
+            t.sink.attr(
+                span,
+                "gen_ai.usage.output_tokens",
+                AttrValue::count(obs.output_tokens),
+            );
             t.charge(Spend {
                 input_tokens: obs.input_tokens,
                 output_tokens: obs.output_tokens,
@@ -141,8 +146,11 @@ impl Interp<'_> {
             });
         }
         if !obs.attempts.is_empty() {
-            t.sink
-                .attr(span, "kora.attempts", int(obs.attempts.len() as u64));
+            t.sink.attr(
+                span,
+                "kora.attempts",
+                AttrValue::count(obs.attempts.len() as u64),
+            );
         }
         for (i, a) in obs.attempts.iter().enumerate() {
             let id = t.sink.open(
@@ -154,14 +162,24 @@ impl Interp<'_> {
             t.sink
                 .attr(id, "gen_ai.operation.name", AttrValue::Static("chat"));
             t.sink.attr(id, "gen_ai.request.model", s(model));
-            t.sink.attr(id, "kora.attempt", int(i as u64 + 1));
             t.sink
-                .attr(id, "gen_ai.usage.input_tokens", int(a.usage.input_tokens));
-            t.sink
-                .attr(id, "gen_ai.usage.output_tokens", int(a.usage.output_tokens));
+                .attr(id, "kora.attempt", AttrValue::count(i as u64 + 1));
+            t.sink.attr(
+                id,
+                "gen_ai.usage.input_tokens",
+                AttrValue::count(a.usage.input_tokens),
+            );
+            t.sink.attr(
+                id,
+                "gen_ai.usage.output_tokens",
+                AttrValue::count(a.usage.output_tokens),
+            );
             if let Some(code) = a.status {
-                t.sink
-                    .attr(id, "http.response.status_code", int(u64::from(code)));
+                t.sink.attr(
+                    id,
+                    "http.response.status_code",
+                    AttrValue::count(u64::from(code)),
+                );
             }
             // A provider's error text may quote the request back, so only its kind is kept.
             let status = match &a.error {

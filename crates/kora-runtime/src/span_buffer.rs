@@ -116,11 +116,7 @@ impl Interp<'_> {
                 t.sink.attr(id, k, v);
             }
             if let (true, Some(i)) = (top, branch) {
-                t.sink.attr(
-                    id,
-                    "kora.parallel.branch",
-                    AttrValue::Int(i64::try_from(i).unwrap_or(i64::MAX)),
-                );
+                t.sink.attr(id, "kora.parallel.branch", AttrValue::count(i));
             }
             // A span the worker left open (it raised mid-call) ends with the latest one that closed.
             let end = s.end.or(last_end).unwrap_or(s.start);
@@ -143,9 +139,8 @@ impl Interp<'_> {
         for (i, buf) in branches {
             self.adopt_spans(buf, Some(i));
         }
-        let int = |n: usize| AttrValue::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        self.span_attr("kora.parallel.branches", int(n));
-        self.span_attr("kora.parallel.finished", int(finished));
+        self.span_attr("kora.parallel.branches", AttrValue::count(n));
+        self.span_attr("kora.parallel.finished", AttrValue::count(finished));
         let status = if raised {
             SpanStatus::Error
         } else {

@@ -18,7 +18,7 @@ pub(crate) fn report_fence(sink: &mut dyn Tracer, span: SpanId, obs: &ModelObs) 
         sink.attr(
             span,
             "kora.context.dropped_exchanges",
-            AttrValue::Int(i64::try_from(obs.dropped_exchanges).unwrap_or(i64::MAX)),
+            AttrValue::count(obs.dropped_exchanges),
         );
     }
 }

@@ -46,6 +46,13 @@ pub enum AttrValue {
     Bool(bool),
 }
 
+impl AttrValue {
+    /// A count (tokens, calls, an index) as OTLP's signed int, saturating past `i64::MAX`.
+    pub fn count(n: impl TryInto<i64>) -> AttrValue {
+        AttrValue::Int(n.try_into().unwrap_or(i64::MAX))
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpanStatus {
     Unset,

@@ -307,9 +307,9 @@ pub fn reveal(v: &Value) -> Value {
 /// `v` with every string inside it labelled `tag`, and nothing else: what a parse of
 /// unverified text into a type leaves unverified (numbers and booleans were narrowed).
 pub fn on_strings(v: Value, tag: Tag) -> Value {
-    map_leaves(&v, &mut |x| match x {
-        Value::Str(_) => wrap(x.clone(), tag),
-        other => other.clone(),
+    crate::leaves_owned::map_leaves_owned(v, &mut |x| match x {
+        Value::Str(_) => wrap(x, tag),
+        other => other,
     })
 }
 

@@ -7,8 +7,6 @@
 
 use std::fmt::Write as _;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-
 use kora_check::hir::Program;
 use kora_check::std_api::StdFn;
 
@@ -16,7 +14,7 @@ use super::typed::Lenience;
 use super::{err, ok, Args, Native};
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::Interp;
-use crate::value::{Dict, Key, Value};
+use crate::value::{Key, Value};
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     match a.func {
@@ -52,12 +50,9 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
 
 /// JSON text into plain Kora values; the error names line and column.
 pub fn parse_untyped(text: &str) -> Result<Value, String> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let v = Seed
-        .deserialize(&mut de)
-        .and_then(|v| de.end().map(|_| v))
-        .map_err(|e| describe(&e))?;
-    Ok(v)
+    super::json_build::Builder::default()
+        .parse(text)
+        .map_err(|e| describe(&e))
 }
 
 fn describe(e: &serde_json::Error) -> String {
@@ -74,67 +69,6 @@ fn describe(e: &serde_json::Error) -> String {
             e.line(),
             e.column()
         )
-    }
-}
-
-struct Seed;
-
-impl<'de> DeserializeSeed<'de> for Seed {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(Build)
-    }
-}
-
-struct Build;
-
-impl<'de> Visitor<'de> for Build {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
-        Ok(Value::Int(i))
-    }
-    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
-        Ok(match i64::try_from(u) {
-            Ok(i) => Value::Int(i),
-            Err(_) => Value::Float(u as f64),
-        })
-    }
-    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
-        Ok(Value::Float(f))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::str(s))
-    }
-    fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::str(s))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::None)
-    }
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(x) = seq.next_element_seed(Seed)? {
-            v.push(x);
-        }
-        Ok(Value::list(v))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut d = Dict::default();
-        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let v = map.next_value_seed(Seed)?;
-            d.insert(Key(Value::str(k.into_owned())), v);
-        }
-        Ok(Value::dict(d))
     }
 }
 

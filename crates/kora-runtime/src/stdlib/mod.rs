@@ -12,6 +12,7 @@ mod fs;
 mod http;
 pub(crate) mod image;
 mod json;
+mod json_build;
 mod labels;
 mod notes;
 #[cfg(test)]

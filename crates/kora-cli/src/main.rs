@@ -152,6 +152,12 @@ fn observe(report: Option<Report>, no_trace: bool) -> observe::Observe {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Run { .. } | Command::Test { .. }) {
+        if let Err(why) = kora_runtime::check_width_setting() {
+            eprintln!("kora: {why}");
+            return ExitCode::from(2);
+        }
+    }
     let code = match cli.command {
         Command::Run {
             file,

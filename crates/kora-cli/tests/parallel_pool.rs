@@ -99,3 +99,29 @@ print(got)
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.stdout, "[950, 951, 952]\n");
 }
+
+#[test]
+fn a_bad_width_setting_stops_the_run_naming_the_variable() {
+    let d = support::temp_dir("kora-parallel-pool", "bad-width");
+    std::fs::write(d.join("main.ko"), "print(\"ran\")\n").expect("program");
+    for bad in ["0", "many"] {
+        let out = support::kora_env(
+            &d,
+            &["run", "main.ko"],
+            None,
+            &[("KORA_PARALLEL_WIDTH", bad)],
+        );
+        assert_eq!(out.status.code(), Some(2), "KORA_PARALLEL_WIDTH={bad}");
+        assert!(support::text(&out.stdout).is_empty(), "nothing ran");
+        let err = support::text(&out.stderr);
+        assert!(err.contains("KORA_PARALLEL_WIDTH"), "{err}");
+        assert!(err.contains("from 1 to"), "{err}");
+    }
+    let ok = support::kora_env(
+        &d,
+        &["run", "main.ko"],
+        None,
+        &[("KORA_PARALLEL_WIDTH", "3")],
+    );
+    assert_eq!(support::text(&ok.stdout), "ran\n");
+}

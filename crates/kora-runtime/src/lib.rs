@@ -59,6 +59,7 @@ pub mod value;
 
 pub use error::{RtError, RtResult};
 pub use interp::Interp;
+pub use parallel_pool::check_width_setting;
 pub use value::Value;
 
 use kora_check::hir::Program;

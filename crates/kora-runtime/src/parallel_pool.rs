@@ -41,12 +41,38 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// The pool's width: `KORA_PARALLEL_WIDTH` if it is a positive number, else the
-/// larger of the core count and `WAITING_WIDTH`.
+/// The pool's width: `KORA_PARALLEL_WIDTH` if it is a valid width, else the larger of
+/// the core count and `WAITING_WIDTH`. A bad setting is reported before a run starts
+/// (`check_width_setting`), so falling back here only covers a host embedding the runtime.
 fn width(cores: usize, asked: Option<String>) -> usize {
-    match asked.and_then(|a| a.trim().parse::<usize>().ok()) {
-        Some(n) if n > 0 => n,
+    match asked.map(|a| parse_width(&a)) {
+        Some(Ok(n)) => n,
         _ => cores.max(WAITING_WIDTH),
+    }
+}
+
+/// The most threads a setting may ask for: far past any useful width, short of what
+/// would exhaust the address space with 1 GiB stacks.
+const MAX_WIDTH: usize = 4096;
+
+fn parse_width(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_WIDTH).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "KORA_PARALLEL_WIDTH={s:?} is not a thread count: set it to a whole number from 1 to {MAX_WIDTH}, or unset it to use max(cores, {WAITING_WIDTH})"
+        )),
+    }
+}
+
+/// Checks `KORA_PARALLEL_WIDTH` before a run, so a typo is an error naming the variable
+/// rather than a width silently ignored.
+pub fn check_width_setting() -> Result<(), String> {
+    match std::env::var("KORA_PARALLEL_WIDTH") {
+        Ok(s) => parse_width(&s).map(|_| ()),
+        Err(std::env::VarError::NotPresent) => Ok(()),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err("KORA_PARALLEL_WIDTH is not valid text: set it to a whole number of threads, or unset it".into())
+        }
     }
 }
 
@@ -65,5 +91,15 @@ mod tests {
         assert_eq!(width(2, Some("3".into())), 3);
         assert_eq!(width(2, Some("0".into())), WAITING_WIDTH);
         assert_eq!(width(2, Some("many".into())), WAITING_WIDTH);
+        assert_eq!(width(2, Some("100000".into())), WAITING_WIDTH);
+    }
+
+    #[test]
+    fn a_bad_width_is_explained() {
+        assert_eq!(parse_width(" 8 "), Ok(8));
+        for bad in ["0", "-1", "many", "", "100000"] {
+            let e = parse_width(bad).expect_err(bad);
+            assert!(e.contains("KORA_PARALLEL_WIDTH"), "{e}");
+        }
     }
 }

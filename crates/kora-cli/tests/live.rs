@@ -8,7 +8,9 @@
 //! - `KORA_LIVE_MODEL`: the model name sent in each request (default `local`);
 //! - `KORA_LIVE_API`: `openai` (default) or `ollama`;
 //! - `KORA_LIVE_STRUCTURED`: the entry's `structured` mode (default `json_object`, which
-//!   llama.cpp's Python server takes; it answers HTTP 500 to `json_schema`).
+//!   llama.cpp's Python server takes; it answers HTTP 500 to `json_schema`);
+//! - `KORA_LIVE_MAX_TOKENS`: the entry's `max_output_tokens` (default 256, so a small model
+//!   that rambles inside a JSON grammar stops instead of running into the timeout).
 //!
 //! A small local model answers badly, so the examples' `.out` files are not the bar here.
 //! What is: every program ends with exit 0 (each handles `Uncertain` and `Failed`), nothing
@@ -32,17 +34,20 @@ fn live_folder(endpoint: &str, model: &str) -> PathBuf {
         let from = examples().join(sub);
         let to = d.join(sub);
         std::fs::create_dir_all(&to).expect("temp folder");
-        for e in std::fs::read_dir(&from).expect("examples sub-folder").flatten() {
+        for e in std::fs::read_dir(&from)
+            .expect("examples sub-folder")
+            .flatten()
+        {
             std::fs::copy(e.path(), to.join(e.file_name())).expect("copy example data");
         }
     }
     let api = std::env::var("KORA_LIVE_API").unwrap_or_else(|_| "openai".into());
-    let structured =
-        std::env::var("KORA_LIVE_STRUCTURED").unwrap_or_else(|_| "json_object".into());
+    let structured = std::env::var("KORA_LIVE_STRUCTURED").unwrap_or_else(|_| "json_object".into());
+    let cap = std::env::var("KORA_LIVE_MAX_TOKENS").unwrap_or_else(|_| "256".into());
     std::fs::write(
         d.join("kora.toml"),
         format!(
-            "[models]\ndefault = {{ name = \"{model}\", endpoint = \"{endpoint}\", api = \"{api}\", structured = \"{structured}\" }}\ntimeout_secs = 300\nmax_retries = 1\n"
+            "[models]\ndefault = {{ name = \"{model}\", endpoint = \"{endpoint}\", api = \"{api}\", structured = \"{structured}\", max_output_tokens = {cap} }}\ntimeout_secs = 300\nmax_retries = 1\n"
         ),
     )
     .expect("kora.toml");
@@ -110,10 +115,7 @@ fn the_model_examples_run_against_a_live_server() {
         let out = child.wait_with_output().expect("kora ends");
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        eprintln!(
-            "=== {}\n{stdout}{stderr}",
-            Path::new(&name).display()
-        );
+        eprintln!("=== {}\n{stdout}{stderr}", Path::new(&name).display());
         let sends_images = src.contains("fs.image");
         let tokens = input_tokens(&stderr, &model).unwrap_or(0);
         let problem = if out.status.code() != Some(0) {

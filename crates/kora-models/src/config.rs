@@ -59,6 +59,9 @@ pub struct ModelEntry {
     /// The *name* of the environment variable that holds the key. The key itself is never configuration.
     pub api_key_env: Option<String>,
     pub structured: Structured,
+    /// The most tokens one answer may have (`max_tokens`, Ollama's `num_predict`); `None`
+    /// sends nothing, so the server's own limit holds.
+    pub max_output_tokens: Option<u32>,
 }
 
 pub const OPENAI_ENDPOINT: &str = "https://api.openai.com/v1";
@@ -74,6 +77,7 @@ impl ModelEntry {
             api: Api::OpenAi,
             api_key_env: None,
             structured: Structured::JsonSchema,
+            max_output_tokens: None,
         }
     }
 
@@ -93,6 +97,7 @@ impl ModelEntry {
                 api: Api::OpenAi,
                 api_key_env: Some(OPENAI_KEY_ENV.to_string()),
                 structured: Structured::JsonSchema,
+                max_output_tokens: None,
             }),
             "ollama" => Ok(ModelEntry {
                 name: name.to_string(),
@@ -100,6 +105,7 @@ impl ModelEntry {
                 api: Api::Ollama,
                 api_key_env: None,
                 structured: Structured::JsonSchema,
+                max_output_tokens: None,
             }),
             other => Err(ConfigError::UnknownProvider(other.to_string())),
         }

@@ -301,10 +301,23 @@ pub fn ollama_body(req: &Request, structured: Structured) -> Value {
 
 /// The body for an entry's wire shape.
 pub fn build_body(entry: &ModelEntry, req: &Request) -> Value {
-    match entry.api {
+    let mut body = match entry.api {
         Api::OpenAi => openai_body(req, entry.structured),
         Api::Ollama => ollama_body(req, entry.structured),
+    };
+    if let (Some(n), Some(b)) = (entry.max_output_tokens, body.as_object_mut()) {
+        // `max_tokens` is the field every OpenAI-compatible server reads (OpenAI's own
+        // still takes it for chat models); Ollama reads `options.num_predict`.
+        match entry.api {
+            Api::OpenAi => {
+                b.insert("max_tokens".into(), json!(n));
+            }
+            Api::Ollama => {
+                b.insert("options".into(), json!({ "num_predict": n }));
+            }
+        }
     }
+    body
 }
 
 #[cfg(test)]
@@ -464,5 +477,17 @@ mod tests {
         assert_eq!(o["format"], "json");
         let o = ollama_body(&typed(), Structured::Prompt);
         assert!(o.get("format").is_none());
+    }
+
+    #[test]
+    fn an_entrys_output_cap_is_sent_in_each_wire_format() {
+        let mut e = ModelEntry::new("m", "http://127.0.0.1:1/v1");
+        assert!(build_body(&e, &typed()).get("max_tokens").is_none());
+        e.max_output_tokens = Some(256);
+        assert_eq!(build_body(&e, &typed())["max_tokens"], 256);
+        e.api = Api::Ollama;
+        let o = build_body(&e, &typed());
+        assert_eq!(o["options"]["num_predict"], 256);
+        assert!(o.get("max_tokens").is_none());
     }
 }

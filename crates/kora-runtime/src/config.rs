@@ -62,7 +62,14 @@ const TOP_TABLES: &[&str] = &[
     "dependencies",
     "package",
 ];
-const ENTRY_KEYS: &[&str] = &["name", "endpoint", "api_key_env", "api", "structured"];
+const ENTRY_KEYS: &[&str] = &[
+    "name",
+    "endpoint",
+    "api_key_env",
+    "api",
+    "structured",
+    "max_output_tokens",
+];
 
 impl Config {
     /// How many turns a tool loop may ask for tools before it ends `Failed`.
@@ -294,6 +301,14 @@ fn entry_from(v: &toml::Value) -> Result<ModelEntry, String> {
     if let Some(s) = get("structured")? {
         entry.structured = Structured::parse(&s).map_err(|e| e.to_string())?;
     }
+    if let Some(v) = t.get("max_output_tokens") {
+        entry.max_output_tokens = Some(
+            v.as_integer()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| *n > 0)
+                .ok_or("`max_output_tokens` must be a whole number above 0")?,
+        );
+    }
     Ok(entry)
 }
 
@@ -341,6 +356,24 @@ mod tests {
             c.resolve(Some("fast")).expect("named").endpoint,
             "http://127.0.0.1:9/v1"
         );
+    }
+
+    #[test]
+    fn an_output_cap_is_a_positive_whole_number() {
+        let c = parse("[models]\nfast = { name = \"m\", endpoint = \"http://127.0.0.1:9/v1\", max_output_tokens = 256 }\n")
+            .expect("valid");
+        assert_eq!(
+            c.resolve(None).expect("only entry").max_output_tokens,
+            Some(256)
+        );
+        for bad in ["0", "-3", "\"many\"", "1.5"] {
+            let e = parse(&format!(
+                "[models]\nfast = {{ name = \"m\", endpoint = \"x\", max_output_tokens = {bad} }}\n"
+            ))
+            .expect_err(bad);
+            assert!(e.message.contains("max_output_tokens"), "{}", e.message);
+            assert_eq!(e.line, Some(2));
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ can be and the trace's own cost is as visible as it can be. The two variants (de
 tracing, and `--no-trace`) are run alternately, ROUNDS times each, in one invocation, so
 both see the same machine load; a zero-call program is timed too, so start-up and
 checking can be subtracted. Reported, for wall time and for CPU time (user + system, all
-threads: steadier than wall time on a busy machine, and it counts the trace writer's thread
+threads: steadier than wall time on a busy machine, and it counts any thread
 even when it overlaps the run): the median of each variant, the overhead of tracing as a
 percentage of the untraced program's own run time and of the whole process, and the cost
 per span. Nothing is asserted; the issue's bar is under 5%.

@@ -26,11 +26,12 @@ impl Interp<'_> {
         npos: usize,
         kw: KwNames<'_>,
     ) -> RtResult<Value> {
-        let name = c.def.name.clone();
+        let name = c.def.name.as_str();
         if let Some(t) = self.tracing.as_mut() {
-            let id = t.sink.open(
+            let id = t.sink.open_named(
                 SpanKind::Agent,
-                &format!("invoke_agent {name}"),
+                "invoke_agent ",
+                name,
                 t.open.last().copied(),
                 SystemTime::now(),
             );
@@ -39,7 +40,7 @@ impl Interp<'_> {
                 "gen_ai.operation.name",
                 AttrValue::Static("invoke_agent"),
             );
-            t.sink.attr(id, "gen_ai.agent.name", AttrValue::Str(name));
+            t.sink.attr_str(id, "gen_ai.agent.name", name);
             if c.def.isolated {
                 t.sink
                     .attr(id, "kora.agent.isolated", AttrValue::Bool(true));

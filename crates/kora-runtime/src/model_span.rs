@@ -65,9 +65,10 @@ impl Interp<'_> {
             return;
         };
         let model = obs.model.as_deref().unwrap_or("unknown");
-        let id = t.sink.open(
+        let id = t.sink.open_named(
             SpanKind::ModelCall,
-            &format!("chat {model}"),
+            "chat ",
+            model,
             t.open.last().copied(),
             start,
         );
@@ -83,12 +84,13 @@ impl Interp<'_> {
         obs: &ModelObs,
         result: &RtResult<Value>,
     ) {
+        // Borrowed, not cloned: the frames and the tracer are separate fields.
         let agent = self
             .frames
             .iter()
             .rev()
             .find(|f| f.func().kind == FuncKind::Agent)
-            .map(|f| f.func().name.clone());
+            .map(|f| f.func().name.as_str());
         let Some(t) = self.tracing.as_mut() else {
             return;
         };
@@ -104,21 +106,20 @@ impl Interp<'_> {
             None => {
                 let parent = t.open.last().copied();
                 t.sink
-                    .open(SpanKind::ModelCall, &format!("chat {model}"), parent, start)
+                    .open_named(SpanKind::ModelCall, "chat ", model, parent, start)
             }
         };
-        let s = |v: &str| AttrValue::Str(v.to_string());
         t.sink
             .attr(span, "gen_ai.operation.name", AttrValue::Static("chat"));
-        t.sink.attr(span, "gen_ai.request.model", s(model));
+        t.sink.attr_str(span, "gen_ai.request.model", model);
         if let Some(p) = obs.provider {
             t.sink
                 .attr(span, "gen_ai.provider.name", AttrValue::Static(p));
         }
         if let Some(a) = &agent {
-            t.sink.attr(span, "gen_ai.agent.name", s(a));
+            t.sink.attr_str(span, "gen_ai.agent.name", a);
         }
-        t.sink.attr(span, "kora.site", s(&call.site));
+        t.sink.attr_str(span, "kora.site", &call.site);
         let answered = match obs.answered {
             Answered::Nobody => "nobody",
             Answered::Mock => "mock",
@@ -153,15 +154,16 @@ impl Interp<'_> {
             );
         }
         for (i, a) in obs.attempts.iter().enumerate() {
-            let id = t.sink.open(
+            let id = t.sink.open_named(
                 SpanKind::Attempt,
-                &format!("attempt {}", i + 1),
+                "attempt ",
+                &(i + 1).to_string(),
                 Some(span),
                 a.started,
             );
             t.sink
                 .attr(id, "gen_ai.operation.name", AttrValue::Static("chat"));
-            t.sink.attr(id, "gen_ai.request.model", s(model));
+            t.sink.attr_str(id, "gen_ai.request.model", model);
             t.sink
                 .attr(id, "kora.attempt", AttrValue::count(i as u64 + 1));
             t.sink.attr(
@@ -185,7 +187,7 @@ impl Interp<'_> {
             let status = match &a.error {
                 None => SpanStatus::Ok,
                 Some(_) => {
-                    t.sink.attr(id, "error.type", s(&error_type(a.status)));
+                    t.sink.attr_str(id, "error.type", &error_type(a.status));
                     SpanStatus::Error
                 }
             };
@@ -211,7 +213,7 @@ impl Interp<'_> {
                             "schema".to_string()
                         }
                     });
-                    t.sink.attr(span, "error.type", s(&kind));
+                    t.sink.attr_str(span, "error.type", &kind);
                     SpanStatus::Error
                 } else {
                     SpanStatus::Ok

@@ -28,9 +28,10 @@ impl Interp<'_> {
     pub(crate) fn open_tool_span(&mut self, seen: &ToolObs) -> Option<SpanId> {
         let t = self.tracing.as_mut()?;
         let name = seen.name.as_deref().unwrap_or("unknown");
-        let id = t.sink.open(
+        let id = t.sink.open_named(
             SpanKind::ToolCall,
-            &format!("execute_tool {name}"),
+            "execute_tool ",
+            name,
             t.open.last().copied(),
             seen.start,
         );
@@ -39,8 +40,7 @@ impl Interp<'_> {
             "gen_ai.operation.name",
             AttrValue::Static("execute_tool"),
         );
-        t.sink
-            .attr(id, "gen_ai.tool.name", AttrValue::Str(name.to_string()));
+        t.sink.attr_str(id, "gen_ai.tool.name", name);
         t.open.push(id);
         Some(id)
     }

@@ -71,6 +71,25 @@ pub trait Tracer {
     ) -> SpanId;
     fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue);
     fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>);
+
+    /// Opens a span named `head` followed by `tail` (`chat MODEL`). A tracer that encodes
+    /// names as it records overrides this, so the hot path never joins the two.
+    fn open_named(
+        &mut self,
+        kind: SpanKind,
+        head: &'static str,
+        tail: &str,
+        parent: Option<SpanId>,
+        start: SystemTime,
+    ) -> SpanId {
+        self.open(kind, &format!("{head}{tail}"), parent, start)
+    }
+
+    /// A string attribute lent by the runtime (a model name, a call site). A tracer that
+    /// encodes attributes as it records overrides this, so nothing is copied to be dropped.
+    fn attr_str(&mut self, span: SpanId, key: &'static str, value: &str) {
+        self.attr(span, key, AttrValue::Str(value.to_string()));
+    }
 }
 
 /// What model calls spent: the budget meters' units, counted for a span rather than a scope.
@@ -169,5 +188,18 @@ impl<T: Tracer + ?Sized> Tracer for &mut T {
     }
     fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>) {
         (**self).close(span, end, status, message)
+    }
+    fn open_named(
+        &mut self,
+        kind: SpanKind,
+        head: &'static str,
+        tail: &str,
+        parent: Option<SpanId>,
+        start: SystemTime,
+    ) -> SpanId {
+        (**self).open_named(kind, head, tail, parent, start)
+    }
+    fn attr_str(&mut self, span: SpanId, key: &'static str, value: &str) {
+        (**self).attr_str(span, key, value)
     }
 }

@@ -9,6 +9,7 @@ pub mod otlp;
 pub mod recorder;
 pub mod span_json;
 pub mod store;
+mod trace_out;
 pub mod tree;
 
 pub use recorder::{Recorder, Recording, RunIds, SpanData};

@@ -47,11 +47,6 @@ pub fn to_span(ids: &RunIds, s: &SpanData, end: SystemTime) -> Span {
     }
 }
 
-/// Appends one span, as an item of OTLP JSON's `spans` array, to `out` (see `span_json.rs`).
-pub fn push_span_json(out: &mut Vec<u8>, ids: &RunIds, s: &SpanData, end: SystemTime) {
-    crate::span_json::write_span(out, ids, s, end);
-}
-
 /// The export request for one run. `program` names what ran (a file, or `kora test`).
 pub fn to_request(rec: &Recording, program: &str) -> ExportTraceServiceRequest {
     let end_of_run = rec

@@ -1,20 +1,19 @@
-//! The recorder: implements the runtime's `Tracer` and keeps every span of a run.
+//! The recorder: implements the runtime's `Tracer` for one run, streaming its spans as
+//! OTLP JSON and keeping them as `SpanData` when asked (the cost report, tests).
 //!
-//! A span's id is its index plus one, so closing or annotating one is an
-//! index, not a search. A streaming recorder hands each span to a writer
-//! thread as it closes, which turns it into OTLP JSON while the program
-//! goes on running, and (given a folder) writes it to the trace file as it
-//! goes; the trace costs the interpreter little more than the allocations
-//! of the span itself, and the end of the run only renames a finished file.
+//! A streaming recorder encodes a span's name and attributes as they arrive, into
+//! buffers recycled from spans that closed, and writes the span's JSON into the trace's
+//! output when it closes (`trace_out.rs`): a span costs no allocation and no hand-over
+//! to another thread, only the bytes themselves. The spans open at a time are few and
+//! closed innermost first, so they are a stack searched from the top.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use kora_runtime::trace::{AttrValue, SpanId, SpanKind, SpanStatus, Tracer};
+
+use crate::trace_out::TraceOut;
 
 /// One span as recorded.
 #[derive(Clone, Debug)]
@@ -84,49 +83,51 @@ impl RunIds {
     }
 }
 
-/// What a writer thread made of the spans it was handed.
+/// What became of a run's streamed JSON.
 pub(crate) enum Streamed {
     /// The `spans` array's items as OTLP JSON, comma-separated.
     Memory(Vec<u8>),
     /// The whole trace, written to this temporary file.
     File(PathBuf),
     /// A trace file that could not be finished: to be removed, and written again whole when
-    /// every span was kept (`false` when they were dropped as they were written).
+    /// every span was kept (`false` when they were not).
     Broken(PathBuf, bool),
 }
 
-/// A finished recording: every span, and the spans' OTLP JSON when it was streamed.
+/// A finished recording: the spans kept, and the spans' OTLP JSON when it was streamed.
 pub struct Recording {
     pub ids: RunIds,
     pub spans: Vec<SpanData>,
     pub(crate) streamed: Option<Streamed>,
 }
 
-/// The trace file a writer thread fills: the envelope around the spans, and where it goes.
-struct FileOut {
-    tmp: PathBuf,
-    file: File,
-    prefix: Vec<u8>,
-    suffix: Vec<u8>,
-    /// Keep every span after writing it (for the cost report).
-    keep: bool,
-}
-
-/// Spans are handed over in batches: one wake-up of the writer per batch, not per span.
-const BATCH: usize = 128;
-
-struct Writer {
-    tx: mpsc::Sender<Vec<SpanData>>,
-    pending: Vec<SpanData>,
-    handle: JoinHandle<(Vec<SpanData>, Streamed)>,
+/// A span between `open` and `close`.
+struct OpenSpan {
+    id: SpanId,
+    parent: Option<SpanId>,
+    kind: SpanKind,
+    start: SystemTime,
+    /// The name as a JSON string literal (empty when nothing is streamed).
+    name: Vec<u8>,
+    /// Attribute objects as JSON, comma-separated (empty when nothing is streamed).
+    attrs: Vec<u8>,
+    /// The span as data, when the recorder keeps spans.
+    data: Option<SpanData>,
 }
 
 /// Every span of one run.
 pub struct Recorder {
     pub ids: RunIds,
-    /// Slot `id - 1`; emptied when a streamed span is handed to the writer.
-    slots: Vec<Option<SpanData>>,
-    writer: Option<Writer>,
+    last: SpanId,
+    open: Vec<OpenSpan>,
+    /// Name and attribute buffers of closed spans, for the next ones to fill.
+    spare: Vec<(Vec<u8>, Vec<u8>)>,
+    keep: bool,
+    kept: Vec<SpanData>,
+    /// Where closed spans' JSON goes; `None` records data only.
+    out: Option<TraceOut>,
+    /// `span_json::span_head` of this run.
+    head: Vec<u8>,
 }
 
 impl Default for Recorder {
@@ -138,100 +139,98 @@ impl Default for Recorder {
 impl Recorder {
     /// A recorder that keeps spans in memory only.
     pub fn new() -> Recorder {
-        Recorder {
-            ids: RunIds::new(),
-            slots: Vec::new(),
-            writer: None,
-        }
+        Recorder::with(RunIds::new(), None, true)
     }
 
-    /// A recorder whose closed spans are serialised on a background thread during the run.
+    /// A recorder that also streams its spans' OTLP JSON into memory as they close.
     pub fn streaming() -> Recorder {
-        Recorder::stream(RunIds::new(), None)
+        Recorder::with(RunIds::new(), Some(TraceOut::memory()), true)
     }
 
-    /// As `streaming`, and the writer thread writes the trace file in `dir` as spans close
-    /// (`RUN_ID.json.tmp` until `store::write` names it). Without a file it works in memory.
-    /// With `keep` false, a span written to the file is dropped there and then: the
-    /// recording's `spans` are then only those the file could not take, and a run of many
-    /// calls does not grow by every span it made.
+    /// As `streaming`, into the trace file in `dir` as spans close (`RUN_ID.json.tmp` until
+    /// `store::write` names it); in memory when the file cannot be made. With `keep` false
+    /// no span is kept as data, so a run of many calls does not grow by every span it made.
     pub fn streaming_to(dir: &Path, program: &str, keep: bool) -> Recorder {
         let ids = RunIds::new();
         let tmp = dir.join(format!("{}.json.tmp", ids.run_id));
-        let out = crate::otlp::envelope_parts(&ids, program).and_then(|(prefix, suffix)| {
+        let file = crate::otlp::envelope_parts(&ids, program).and_then(|(prefix, suffix)| {
             std::fs::create_dir_all(dir).ok()?;
             let file = File::create(&tmp).ok()?;
-            Some(FileOut {
-                tmp,
-                file,
-                prefix,
-                suffix,
-                keep,
-            })
+            Some(TraceOut::file(tmp, file, prefix, suffix))
         });
-        Recorder::stream(ids, out)
-    }
-
-    fn stream(ids: RunIds, file: Option<FileOut>) -> Recorder {
-        let mut r = Recorder {
-            ids: ids.clone(),
-            slots: Vec::new(),
-            writer: None,
-        };
-        let (tx, rx) = mpsc::channel::<Vec<SpanData>>();
-        let spawned = std::thread::Builder::new()
-            .name("kora-trace".into())
-            .spawn(move || write_spans(&ids, &rx, file));
-        // Without a thread the recorder still works, serialising at the end instead.
-        if let Ok(handle) = spawned {
-            r.writer = Some(Writer {
-                tx,
-                pending: Vec::with_capacity(BATCH),
-                handle,
-            });
+        match file {
+            Some(out) => Recorder::with(ids, Some(out), keep),
+            None => Recorder::with(ids, Some(TraceOut::memory()), true),
         }
-        r
     }
 
-    /// Ends the recording: spans still open (a run that stopped on an error) close at `end`.
+    fn with(ids: RunIds, out: Option<TraceOut>, keep: bool) -> Recorder {
+        Recorder {
+            head: crate::span_json::span_head(&ids),
+            ids,
+            last: 0,
+            open: Vec::new(),
+            spare: Vec::new(),
+            keep,
+            kept: Vec::new(),
+            out,
+        }
+    }
+
+    /// Ends the recording: spans still open (a run that stopped on an error) close at `end`,
+    /// and the streamed JSON is finished.
     pub fn finish(mut self, end: SystemTime) -> Recording {
-        let mut spans = Vec::new();
-        for mut s in self.slots.drain(..).flatten() {
-            s.end.get_or_insert(end);
-            match &mut self.writer {
-                Some(w) => w.pending.push(s),
-                None => spans.push(s),
-            }
-        }
-        let mut streamed = None;
-        if let Some(mut w) = self.writer.take() {
-            let last = std::mem::take(&mut w.pending);
-            if let Err(mpsc::SendError(back)) = w.tx.send(last) {
-                spans.extend(back);
-            }
-            drop(w.tx);
-            if let Ok((mut written, out)) = w.handle.join() {
-                // Spans the writer never saw are missing from what it wrote: written again whole.
-                let complete = spans.is_empty();
-                streamed = match out {
-                    Streamed::File(tmp) if !complete => Some(Streamed::Broken(tmp, false)),
-                    Streamed::Memory(_) if !complete => None,
-                    out => Some(out),
-                };
-                written.append(&mut spans);
-                spans = written;
-            }
+        // Oldest first, as an index of slots used to close them.
+        self.open.sort_by_key(|s| s.id);
+        while let Some(s) = self.open.first() {
+            let id = s.id;
+            self.close(id, end, SpanStatus::Unset, None);
         }
         Recording {
+            streamed: self.out.map(|o| o.finish(self.keep)),
             ids: self.ids,
-            spans,
-            streamed,
+            spans: self.kept,
         }
     }
 
-    fn get(&mut self, id: SpanId) -> Option<&mut SpanData> {
-        let i = usize::try_from(id).ok()?.checked_sub(1)?;
-        self.slots.get_mut(i)?.as_mut()
+    fn begin(
+        &mut self,
+        kind: SpanKind,
+        head: &str,
+        tail: &str,
+        parent: Option<SpanId>,
+        start: SystemTime,
+    ) -> SpanId {
+        self.last += 1;
+        let (mut name, attrs) = self.spare.pop().unwrap_or_default();
+        if self.out.is_some() {
+            crate::span_json::name(&mut name, head, tail);
+        }
+        let data = self.keep.then(|| SpanData {
+            id: self.last,
+            parent,
+            kind,
+            name: format!("{head}{tail}"),
+            start,
+            end: None,
+            attrs: Vec::new(),
+            status: SpanStatus::Unset,
+            message: None,
+        });
+        self.open.push(OpenSpan {
+            id: self.last,
+            parent,
+            kind,
+            start,
+            name,
+            attrs,
+            data,
+        });
+        self.last
+    }
+
+    fn get(&mut self, id: SpanId) -> Option<&mut OpenSpan> {
+        self.open.iter_mut().rev().find(|s| s.id == id)
     }
 }
 
@@ -243,103 +242,76 @@ impl Tracer for Recorder {
         parent: Option<SpanId>,
         start: SystemTime,
     ) -> SpanId {
-        let id = self.slots.len() as SpanId + 1;
-        self.slots.push(Some(SpanData {
-            id,
-            parent,
-            kind,
-            name: name.to_string(),
-            start,
-            end: None,
-            attrs: Vec::with_capacity(10),
-            status: SpanStatus::Unset,
-            message: None,
-        }));
-        id
+        self.begin(kind, "", name, parent, start)
+    }
+
+    fn open_named(
+        &mut self,
+        kind: SpanKind,
+        head: &'static str,
+        tail: &str,
+        parent: Option<SpanId>,
+        start: SystemTime,
+    ) -> SpanId {
+        self.begin(kind, head, tail, parent, start)
     }
 
     fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue) {
+        let json = self.out.is_some();
         if let Some(s) = self.get(span) {
-            s.attrs.push((key, value));
+            if json {
+                crate::span_json::attr(&mut s.attrs, key, &value);
+            }
+            if let Some(d) = &mut s.data {
+                d.attrs.push((key, value));
+            }
+        }
+    }
+
+    fn attr_str(&mut self, span: SpanId, key: &'static str, value: &str) {
+        let json = self.out.is_some();
+        if let Some(s) = self.get(span) {
+            if json {
+                crate::span_json::attr_str(&mut s.attrs, key, value);
+            }
+            if let Some(d) = &mut s.data {
+                d.attrs.push((key, AttrValue::Str(value.to_string())));
+            }
         }
     }
 
     fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>) {
-        let Some(i) = usize::try_from(span).ok().and_then(|i| i.checked_sub(1)) else {
+        let Some(at) = self.open.iter().rposition(|s| s.id == span) else {
             return;
         };
-        let Some(Some(s)) = self.slots.get_mut(i) else {
-            return;
-        };
-        s.end = Some(end);
-        s.status = status;
-        s.message = message.map(str::to_string);
-        if let Some(w) = &mut self.writer {
-            if let Some(s) = self.slots[i].take() {
-                w.pending.push(s);
-                if w.pending.len() >= BATCH {
-                    let batch = std::mem::replace(&mut w.pending, Vec::with_capacity(BATCH));
-                    if let Err(mpsc::SendError(back)) = w.tx.send(batch) {
-                        // The writer is gone: keep the spans here, serialised at the end.
-                        for s in back {
-                            let at = s.id as usize - 1;
-                            self.slots[at] = Some(s);
-                        }
-                        self.writer = None;
-                    }
-                }
+        let mut s = self.open.remove(at);
+        if let Some(out) = &mut self.out {
+            crate::span_json::Closed {
+                head: &self.head,
+                ids: &self.ids,
+                id: s.id,
+                parent: s.parent,
+                kind: s.kind,
+                name: &s.name,
+                start: s.start,
+                end,
+                attrs: &s.attrs,
+                status,
+                message,
             }
+            .write(out.item());
+            out.written();
         }
+        if let Some(mut d) = s.data.take() {
+            d.end = Some(end);
+            d.status = status;
+            d.message = message.map(str::to_string);
+            self.kept.push(d);
+        }
+        s.name.clear();
+        s.attrs.clear();
+        self.spare.push((s.name, s.attrs));
     }
-}
-
-/// The writer thread: serialises each batch as it arrives, into memory or on into the file.
-fn write_spans(
-    ids: &RunIds,
-    rx: &mpsc::Receiver<Vec<SpanData>>,
-    file: Option<FileOut>,
-) -> (Vec<SpanData>, Streamed) {
-    let mut spans = Vec::new();
-    let mut json: Vec<u8> = Vec::with_capacity(1 << 16);
-    let keep = file.as_ref().is_none_or(|f| f.keep);
-    let mut file = file.map(|f| {
-        let mut w = BufWriter::with_capacity(1 << 16, f.file);
-        let ok = w.write_all(&f.prefix);
-        (f.tmp, f.suffix, w, ok)
-    });
-    let mut first = true;
-    for batch in rx {
-        for s in batch {
-            if !first {
-                json.push(b',');
-            }
-            first = false;
-            crate::otlp::push_span_json(&mut json, ids, &s, s.end.unwrap_or(s.start));
-            if keep {
-                spans.push(s);
-            }
-        }
-        if let Some((_, _, w, ok)) = &mut file {
-            if ok.is_ok() {
-                *ok = w.write_all(&json);
-            }
-            json.clear();
-        }
-    }
-    let out = match file {
-        None => Streamed::Memory(json),
-        Some((tmp, suffix, mut w, ok)) => {
-            let done = ok
-                .and_then(|()| w.write_all(&suffix))
-                .and_then(|()| w.write_all(b"\n"))
-                .and_then(|()| w.flush());
-            match done {
-                Ok(()) => Streamed::File(tmp),
-                Err(_) => Streamed::Broken(tmp, keep),
-            }
-        }
-    };
-    (spans, out)
 }
 
 pub(crate) fn splitmix(mut z: u64) -> u64 {
@@ -347,4 +319,78 @@ pub(crate) fn splitmix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::otlp::{from_json, recording_json, to_request};
+    use std::time::Duration;
+
+    fn at(ms: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(1_700_000_000_000 + ms)
+    }
+
+    #[test]
+    fn streamed_json_matches_the_kept_spans_in_whatever_order_they_close() {
+        let mut rec = Recorder::streaming();
+        let run = rec.open(SpanKind::Run, "run main.ko", None, at(0));
+        let a = rec.open_named(SpanKind::Agent, "invoke_agent ", "a\"b", Some(run), at(1));
+        let c = rec.open_named(SpanKind::ModelCall, "chat ", "m\n", Some(a), at(2));
+        rec.attr_str(c, "gen_ai.request.model", "m\n\u{1}é");
+        rec.attr(c, "gen_ai.usage.input_tokens", AttrValue::Int(3));
+        // The agent closes before its call: not innermost first.
+        rec.close(a, at(3), SpanStatus::Error, Some("why \"x\""));
+        rec.attr(a, "kora.late", AttrValue::Bool(true));
+        rec.close(99, at(3), SpanStatus::Ok, None);
+        rec.close(c, at(4), SpanStatus::Ok, None);
+        // The run is still open when the recording ends.
+        let recording = rec.finish(at(9));
+        let names: Vec<&str> = recording.spans.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["invoke_agent a\"b", "chat m\n", "run main.ko"]);
+        assert_eq!(
+            recording.spans[0].attrs.len(),
+            0,
+            "a closed span takes no attribute"
+        );
+        assert_eq!(recording.spans[1].attrs.len(), 2);
+        assert_eq!(recording.spans[2].end, Some(at(9)));
+        let text = recording_json(&recording, "main.ko");
+        assert_eq!(
+            from_json(&text).expect("official OTLP JSON"),
+            to_request(&recording, "main.ko"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_trace_file_fills_as_spans_close_and_keeps_no_span_in_memory() {
+        let root = std::env::temp_dir().join(format!("kora-recorder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = crate::store::trace_dir(&root);
+        let mut rec = Recorder::streaming_to(&dir, "main.ko", false);
+        let run = rec.open(SpanKind::Run, "run main.ko", None, at(0));
+        for i in 0..2000 {
+            let c = rec.open_named(SpanKind::ModelCall, "chat ", "m", Some(run), at(1));
+            rec.attr_str(c, "kora.site", "main.ko:3:5");
+            rec.attr(c, "kora.i", AttrValue::Int(i));
+            rec.close(c, at(2), SpanStatus::Ok, None);
+        }
+        let tmp = dir.join(format!("{}.json.tmp", rec.ids.run_id));
+        let written = std::fs::metadata(&tmp).map_or(0, |m| m.len());
+        assert!(
+            written > 1 << 16,
+            "streamed before the end: {written} bytes"
+        );
+        let recording = rec.finish(at(3));
+        assert!(recording.spans.is_empty());
+        let path = crate::store::write(&root, &recording, "main.ko").expect("written");
+        let req = from_json(&std::fs::read_to_string(&path).expect("trace")).expect("OTLP");
+        let spans = &req.resource_spans[0].scope_spans[0].spans;
+        assert_eq!(spans.len(), 2001);
+        assert_eq!(spans[1999].name, "chat m");
+        assert_eq!(spans[2000].name, "run main.ko");
+        assert_eq!(spans[1999].parent_span_id, spans[2000].span_id);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

@@ -23,7 +23,7 @@ pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, Str
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(format!("{}.json", rec.ids.run_id));
     let tmp = path.with_extension("json.tmp");
-    // Written during the run by the recorder's writer thread: it only needs its name.
+    // Written during the run as spans closed (`trace_out.rs`): it only needs its name.
     match &rec.streamed {
         Some(Streamed::File(done)) => {
             let named = std::fs::rename(done, &path);

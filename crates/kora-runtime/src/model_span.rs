@@ -84,7 +84,7 @@ impl Interp<'_> {
         result: &RtResult<Value>,
     ) {
         let agent = self
-            .frames
+            .frames()
             .iter()
             .rev()
             .find(|f| f.func().kind == FuncKind::Agent)

@@ -19,6 +19,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+// An interpreter allocates a string, list or tuple for nearly every operation; mimalloc
+// serves those from thread-local free lists. Its arena reserve is cut to 64 MiB in
+// `.cargo/config.toml` so runs under an address-space limit still fit (DECISIONS.md).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "kora",

@@ -204,6 +204,7 @@ pub fn int_op(op: BinOp, x: i64, y: i64) -> RtResult<Value> {
 }
 
 /// Floor division; `None` only for `i64::MIN // -1`.
+#[inline]
 pub fn floor_div(x: i64, y: i64) -> Option<i64> {
     let q = x.checked_div(y)?;
     if (x % y != 0) && ((x < 0) != (y < 0)) {
@@ -214,6 +215,7 @@ pub fn floor_div(x: i64, y: i64) -> Option<i64> {
 }
 
 /// Modulo with the sign of the divisor; `y` must be non-zero.
+#[inline]
 pub fn floor_mod(x: i64, y: i64) -> i64 {
     let r = x.checked_rem(y).unwrap_or(0);
     if r != 0 && ((r < 0) != (y < 0)) {

@@ -3,16 +3,15 @@
 use std::rc::Rc;
 
 use kora_check::hir::{self, sym, Args, CompKind, ExprKind as E, FPart, Sym};
-use kora_syntax::ast::{BinOp, BoolOp, CmpOp, UnaryOp};
+use kora_syntax::ast::{BoolOp, CmpOp, UnaryOp};
 
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::Interp;
-use crate::iter::iterate;
-use crate::value::{Dict, Key, Set, Value};
+use crate::value::{discard, Dict, Key, Set, Value};
 
 /// Attaches the span of the expression that failed, if nothing closer did.
 #[inline]
-fn at<T>(r: RtResult<T>, e: &hir::Expr) -> RtResult<T> {
+pub(crate) fn at<T>(r: RtResult<T>, e: &hir::Expr) -> RtResult<T> {
     r.map_err(|mut err| {
         if err.pending.is_none() {
             err.pending = Some(e.span);
@@ -40,17 +39,16 @@ impl Interp<'_> {
                 let left = self.operand(first)?;
                 let right = self.operand(re)?;
                 if let (Value::Int(x), Value::Int(y)) = (&left, &right) {
-                    match op {
-                        CmpOp::Lt => return Ok(x < y),
-                        CmpOp::Le => return Ok(x <= y),
-                        CmpOp::Gt => return Ok(x > y),
-                        CmpOp::Ge => return Ok(x >= y),
-                        CmpOp::Eq => return Ok(x == y),
-                        CmpOp::Ne => return Ok(x != y),
-                        _ => {}
+                    if let Some(b) = int_compare(*op, *x, *y) {
+                        std::mem::forget(left);
+                        std::mem::forget(right);
+                        return Ok(b);
                     }
                 }
-                return at(self.compare(*op, &left, &right), e);
+                let r = at(self.compare(*op, &left, &right), e);
+                discard(left);
+                discard(right);
+                return r;
             }
         }
         Ok(self.eval(e)?.truthy())
@@ -63,42 +61,25 @@ impl Interp<'_> {
             E::Binary(op, a, b) => {
                 let x = self.operand(a)?;
                 let y = self.operand(b)?;
-                if let (Value::Int(p), Value::Int(q)) = (&x, &y) {
-                    let r = match op {
-                        BinOp::Add => p.checked_add(*q),
-                        BinOp::Sub => p.checked_sub(*q),
-                        BinOp::Mul => p.checked_mul(*q),
-                        _ => None,
-                    };
-                    if let Some(n) = r {
-                        return Ok(Value::Int(n));
-                    }
-                } else if let (Value::Float(p), Value::Float(q)) = (&x, &y) {
-                    match op {
-                        BinOp::Add => return Ok(Value::Float(p + q)),
-                        BinOp::Sub => return Ok(Value::Float(p - q)),
-                        BinOp::Mul => return Ok(Value::Float(p * q)),
-                        BinOp::Div if *q != 0.0 => return Ok(Value::Float(p / q)),
-                        _ => {}
-                    }
+                // Numbers have nothing to drop: `fast_arith` answering means no drop call.
+                if let Some(v) = crate::exec::fast_arith(*op, &x, &y) {
+                    std::mem::forget(x);
+                    std::mem::forget(y);
+                    return Ok(v);
                 }
-                at(crate::arith::binary(*op, &x, &y), e)
+                let r = at(crate::arith::binary(*op, &x, &y), e);
+                discard(x);
+                discard(y);
+                r
             }
             E::Compare(first, rest) if rest.len() == 1 => {
                 let (op, re) = &rest[0];
                 let left = self.operand(first)?;
                 let right = self.operand(re)?;
                 if let (Value::Int(x), Value::Int(y)) = (&left, &right) {
-                    let r = match op {
-                        CmpOp::Lt => Some(x < y),
-                        CmpOp::Le => Some(x <= y),
-                        CmpOp::Gt => Some(x > y),
-                        CmpOp::Ge => Some(x >= y),
-                        CmpOp::Eq => Some(x == y),
-                        CmpOp::Ne => Some(x != y),
-                        _ => None,
-                    };
-                    if let Some(b) = r {
+                    if let Some(b) = int_compare(*op, *x, *y) {
+                        std::mem::forget(left);
+                        std::mem::forget(right);
                         return Ok(Value::Bool(b));
                     }
                 }
@@ -131,6 +112,25 @@ impl Interp<'_> {
             E::None => Ok(Value::None),
             E::Str(i) => Ok(self.consts[*i as usize].clone()),
             E::Index(o, i) => {
+                if let E::Local(s) = &o.kind {
+                    // The list is read where it lies in its slot, without counting a clone up and
+                    // down. Evaluating the index first is unobservable: nothing it runs can
+                    // rebind a plain local of this frame.
+                    let idx = self.operand(i)?;
+                    let slot = &self.stack[self.base + *s as usize];
+                    if let (Value::List(l), Value::Int(n)) = (slot, &idx) {
+                        let l = l.borrow();
+                        let len = l.len() as i64;
+                        let k = if *n < 0 { n + len } else { *n };
+                        if k >= 0 && k < len {
+                            let v = l[k as usize].clone();
+                            std::mem::forget(idx);
+                            return Ok(v);
+                        }
+                    }
+                    let obj = slot.clone();
+                    return at(crate::index::get_index(&self.prog, &obj, &idx), e);
+                }
                 let obj = self.operand(o)?;
                 let idx = self.operand(i)?;
                 if let (Value::List(l), Value::Int(n)) = (&obj, &idx) {
@@ -615,100 +615,22 @@ impl Interp<'_> {
         }
         Ok(())
     }
-
-    fn comprehension(&mut self, c: &hir::Comp) -> RtResult<Value> {
-        let mut acc = match c.kind {
-            CompKind::List | CompKind::Generator => Acc::List(Vec::new()),
-            CompKind::Set => Acc::Set(Set::default()),
-            CompKind::Dict => Acc::Dict(Dict::default()),
-        };
-        self.comp_each(c, 0, &mut |_, k, v| {
-            match &mut acc {
-                Acc::List(l) => l.push(k),
-                Acc::Set(s) => {
-                    s.insert(hashable(k)?);
-                }
-                Acc::Dict(d) => {
-                    d.insert(hashable(k)?, v.unwrap_or_default());
-                }
-            }
-            Ok(true)
-        })?;
-        Ok(match acc {
-            Acc::List(v) => Value::list(v),
-            Acc::Set(s) => Value::set(s),
-            Acc::Dict(d) => Value::dict(d),
-        })
-    }
-
-    /// `any(x for ...)` / `all(x for ...)`: consumes the generator lazily and stops
-    /// at the first decisive element, as Python does.
-    fn lazy_any_all(&mut self, c: &hir::Comp, want: bool) -> RtResult<Value> {
-        let mut found = false;
-        self.comp_each(c, 0, &mut |_, k, _| {
-            if k.truthy() == want {
-                found = true;
-                return Ok(false);
-            }
-            Ok(true)
-        })?;
-        Ok(Value::Bool(if want { found } else { !found }))
-    }
-
-    /// `sum(x for ...)`: adds as the generator produces, so no list is built.
-    fn lazy_sum(&mut self, c: &hir::Comp) -> RtResult<Value> {
-        let mut acc = Value::Int(0);
-        self.comp_each(c, 0, &mut |_, x, _| {
-            acc = match (&acc, &x) {
-                (Value::Int(s), Value::Int(i)) if s.checked_add(*i).is_some() => Value::Int(s + i),
-                (Value::Float(s), Value::Float(f)) => Value::Float(s + f),
-                _ => crate::arith::binary(BinOp::Add, &acc, &x)?,
-            };
-            Ok(true)
-        })?;
-        Ok(acc)
-    }
-
-    #[allow(clippy::type_complexity)]
-    /// Runs the comprehension's clauses, handing each produced element (and its
-    /// value, for a dict) to `sink`; the sink returns false to stop early.
-    fn comp_each(
-        &mut self,
-        c: &hir::Comp,
-        i: usize,
-        sink: &mut dyn FnMut(&mut Self, Value, Option<Value>) -> RtResult<bool>,
-    ) -> RtResult<bool> {
-        let Some(clause) = c.clauses.get(i) else {
-            let k = self.eval(&c.elt)?;
-            let v = match &c.value {
-                Some(v) => Some(self.eval(v)?),
-                None => None,
-            };
-            return at(sink(self, k, v), &c.elt);
-        };
-        let iterable = self.eval(&clause.iter)?;
-        let mut it = at(iterate(&iterable), &clause.iter)?;
-        'items: while let Some(v) = it.next() {
-            self.assign(&clause.target, v)?;
-            for cond in &clause.conds {
-                if !self.truth(cond)? {
-                    continue 'items;
-                }
-            }
-            if !self.comp_each(c, i + 1, sink)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
 }
 
 type Kwargs = Vec<(Sym, Value)>;
 
-enum Acc {
-    List(Vec<Value>),
-    Set(Set),
-    Dict(Dict),
+/// An int comparison's answer, or `None` for `in`/`is`, which take the general path.
+#[inline(always)]
+fn int_compare(op: CmpOp, x: i64, y: i64) -> Option<bool> {
+    match op {
+        CmpOp::Lt => Some(x < y),
+        CmpOp::Le => Some(x <= y),
+        CmpOp::Gt => Some(x > y),
+        CmpOp::Ge => Some(x >= y),
+        CmpOp::Eq => Some(x == y),
+        CmpOp::Ne => Some(x != y),
+        _ => None,
+    }
 }
 
 /// A comparison's result carries its operands' labels: `secret == "x"` is as secret as `secret`,
@@ -722,7 +644,7 @@ fn labels_of_comparison(r: Value, left: &Value, right: &Value) -> Value {
     crate::label::wrap_opt(r, tag)
 }
 
-fn hashable(v: Value) -> RtResult<Key> {
+pub(crate) fn hashable(v: Value) -> RtResult<Key> {
     if v.is_hashable() {
         Ok(Key(v))
     } else {

@@ -7,8 +7,7 @@ use kora_syntax::ast::BinOp;
 
 use crate::error::{codes, RtError, RtResult};
 use crate::interp::{Flow, Interp};
-use crate::iter::iterate;
-use crate::value::{Function, OutcomeTag, Value};
+use crate::value::{store, Function, OutcomeTag, Value};
 
 struct FrameView<'a, 'io>(&'a Interp<'io>);
 
@@ -68,11 +67,11 @@ impl Interp<'_> {
 
     #[cold]
     fn debug_hook(&mut self, s: &Stmt) {
-        if let Some(f) = self.frames.last_mut() {
+        if let Some(f) = self.top_frame_mut() {
             f.at = s.span;
         }
         let module = kora_check::hir::ModId(self.cur_mod as u32);
-        let depth = self.frames.len();
+        let depth = self.frames().len();
         if let Some(mut d) = self.debugger.take() {
             d.before_statement(module, s.span, depth, &FrameView(self));
             self.debugger = Some(d);
@@ -181,8 +180,8 @@ impl Interp<'_> {
             S::While(c, body) => {
                 while self.truth(c)? {
                     match self.exec_block(body)? {
-                        Flow::Break | Flow::BreakWith(_) => break,
-                        Flow::Return(v) => return Ok(Flow::Return(v)),
+                        Flow::Break | Flow::BreakWith => break,
+                        Flow::Return => return Ok(Flow::Return),
                         Flow::Normal | Flow::Continue => {}
                     }
                 }
@@ -195,7 +194,8 @@ impl Interp<'_> {
                     Some(e) => self.operand(e)?,
                     None => Value::None,
                 };
-                return Ok(Flow::Return(v));
+                store(&mut self.flow_value, v);
+                return Ok(Flow::Return);
             }
             S::Pass => {}
             S::Def(t, f) => {
@@ -210,7 +210,10 @@ impl Interp<'_> {
             S::Assert(c, msg) => self.exec_assert(c, msg.as_ref())?,
             S::Mock(value, body) => return self.exec_mock(value, body, s.span),
             S::ParallelFor(p) => return self.exec_parallel(p),
-            S::BreakValue(e) => return Ok(Flow::BreakWith(self.eval(e)?)),
+            S::BreakValue(e) => {
+                self.flow_value = self.eval(e)?;
+                return Ok(Flow::BreakWith);
+            }
             S::Context {
                 max_input,
                 reserve_output,
@@ -237,37 +240,6 @@ impl Interp<'_> {
             }
             S::Declassify { value, sink, body } => {
                 return self.exec_declassify(value, sink, body, s.span)
-            }
-        }
-        Ok(Flow::Normal)
-    }
-
-    fn exec_for(&mut self, t: &Target, it: &hir::Expr, body: &[Stmt]) -> RtResult<Flow> {
-        let iterable = self.eval(it)?;
-        // Ranges and lists are the common loops: walk them without an iterator object.
-        if let (Value::Range(r), Target::Local(slot)) = (&iterable, t) {
-            let (mut i, stop, step) = (r.start, r.stop, r.step);
-            while (step > 0 && i < stop) || (step < 0 && i > stop) {
-                self.stack[self.base + *slot as usize] = Value::Int(i);
-                match self.exec_block(body)? {
-                    Flow::Break | Flow::BreakWith(_) => break,
-                    Flow::Return(v) => return Ok(Flow::Return(v)),
-                    Flow::Normal | Flow::Continue => {}
-                }
-                i = match i.checked_add(step) {
-                    Some(n) => n,
-                    None => break,
-                };
-            }
-            return Ok(Flow::Normal);
-        }
-        let mut iter = iterate(&iterable)?;
-        while let Some(v) = iter.next() {
-            self.assign(t, v)?;
-            match self.exec_block(body)? {
-                Flow::Break | Flow::BreakWith(_) => break,
-                Flow::Return(v) => return Ok(Flow::Return(v)),
-                Flow::Normal | Flow::Continue => {}
             }
         }
         Ok(Flow::Normal)
@@ -302,7 +274,17 @@ impl Interp<'_> {
         })))
     }
 
+    /// Binds `v` to a target; a local, the common case, is stored without a call.
+    #[inline(always)]
     pub(crate) fn assign(&mut self, t: &Target, v: Value) -> RtResult<()> {
+        if let Target::Local(s) = t {
+            store(&mut self.stack[self.base + *s as usize], v);
+            return Ok(());
+        }
+        self.assign_other(t, v)
+    }
+
+    fn assign_other(&mut self, t: &Target, v: Value) -> RtResult<()> {
         match t {
             Target::Local(s) => {
                 self.stack[self.base + *s as usize] = v;
@@ -318,6 +300,22 @@ impl Interp<'_> {
                 self.globals[self.cur_mod][*g as usize] = v;
             }
             Target::Index(o, i) => {
+                if let hir::ExprKind::Local(s) = &o.kind {
+                    // As in `eval`: a plain local's list is written where it lies.
+                    let idx = self.operand(i)?;
+                    let slot = &self.stack[self.base + *s as usize];
+                    if let (Value::List(l), Value::Int(n)) = (slot, &idx) {
+                        let mut l = l.borrow_mut();
+                        let len = l.len() as i64;
+                        let k = if *n < 0 { n + len } else { *n };
+                        if k >= 0 && k < len {
+                            l[k as usize] = v;
+                            return Ok(());
+                        }
+                    }
+                    let obj = slot.clone();
+                    return crate::index::set_index(&obj, &idx, v);
+                }
                 let obj = self.eval(o)?;
                 let idx = self.eval(i)?;
                 crate::index::set_index(&obj, &idx, v)?;
@@ -327,6 +325,16 @@ impl Interp<'_> {
                 self.set_attr(&obj, *name, v)?;
             }
             Target::Tuple(ts) => {
+                // A tuple of the right length (`enumerate`, `.items()`, a swap) is unpacked
+                // from where it lies, without first copying its items into a vector.
+                if let Value::Tuple(items) = &v {
+                    if items.len() == ts.len() {
+                        for (t, x) in ts.iter().zip(items.iter()) {
+                            self.assign(t, x.clone())?;
+                        }
+                        return Ok(());
+                    }
+                }
                 let items = crate::iter::collect(&v)?;
                 if items.len() != ts.len() {
                     let msg = if items.len() > ts.len() {
@@ -433,7 +441,9 @@ impl Interp<'_> {
             Target::Local(s) => {
                 let idx = self.base + *s as usize;
                 if let Some(v) = fast_arith(op, &self.stack[idx], &rhs) {
-                    self.stack[idx] = v;
+                    // Both were numbers: neither the old value nor `rhs` has anything to drop.
+                    std::mem::forget(std::mem::replace(&mut self.stack[idx], v));
+                    std::mem::forget(rhs);
                     return Ok(());
                 }
                 let mut cur = std::mem::take(&mut self.stack[idx]);
@@ -442,6 +452,28 @@ impl Interp<'_> {
                 r
             }
             Target::Index(o, i) => {
+                if let hir::ExprKind::Local(s) = &o.kind {
+                    let idx = self.operand(i)?;
+                    if let (Value::List(l), Value::Int(n)) =
+                        (&self.stack[self.base + *s as usize], &idx)
+                    {
+                        // `xs[i] += v` on numbers updates the element where it lies.
+                        let mut l = l.borrow_mut();
+                        let len = l.len() as i64;
+                        let k = if *n < 0 { n + len } else { *n };
+                        if k >= 0 && k < len {
+                            let slot = &mut l[k as usize];
+                            if let Some(v) = fast_arith(op, slot, &rhs) {
+                                *slot = v;
+                                return Ok(());
+                            }
+                        }
+                    }
+                    let obj = self.stack[self.base + *s as usize].clone();
+                    let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
+                    crate::arith::inplace(op, &mut cur, &rhs)?;
+                    return crate::index::set_index(&obj, &idx, cur);
+                }
                 let obj = self.operand(o)?;
                 let idx = self.operand(i)?;
                 if let (Value::List(l), Value::Int(n)) = (&obj, &idx) {
@@ -497,15 +529,17 @@ impl Interp<'_> {
     }
 }
 
-/// Int and float `+ - *` (and float `/` by a non-zero divisor) without leaving the caller;
+/// Int `+ - * // %` and float `+ - *` (division by a non-zero divisor) without leaving the caller;
 /// `None` sends everything else, overflow included, to the general path.
-#[inline]
+#[inline(always)]
 pub(crate) fn fast_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     match (a, b) {
         (Value::Int(a), Value::Int(b)) => match op {
             BinOp::Add => a.checked_add(*b),
             BinOp::Sub => a.checked_sub(*b),
             BinOp::Mul => a.checked_mul(*b),
+            BinOp::Mod if *b != 0 => Some(crate::arith::floor_mod(*a, *b)),
+            BinOp::FloorDiv if *b != 0 => crate::arith::floor_div(*a, *b),
             _ => None,
         }
         .map(Value::Int),

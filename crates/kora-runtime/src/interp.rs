@@ -11,11 +11,11 @@ use std::rc::Rc;
 
 use kora_check::hir::{self, ModId, Program, Sym};
 use kora_syntax::ast::FuncKind;
-use kora_syntax::Span;
 
 use crate::caller::Caller;
-use crate::debug::{Debugger, FrameInfo};
+use crate::debug::Debugger;
 use crate::error::{codes, RtError, RtResult, TraceEntry};
+use crate::frames::Frame;
 use crate::value::{Function, Value};
 
 /// Calls nested deeper than this are a language error, not a host stack overflow.
@@ -26,22 +26,6 @@ pub(crate) enum ModState {
     NotRun,
     Running,
     Done,
-}
-
-/// One active call, as the debugger and stack traces see it.
-pub(crate) struct Frame {
-    /// The closure being run. An `Rc`, not the definition's `Arc`: a frame is pushed per
-    /// call, and an atomic count there drains the store buffer on every call and return.
-    pub closure: Rc<Function>,
-    pub base: usize,
-    /// The statement being executed, kept up to date only while a debugger is attached.
-    pub at: Span,
-}
-
-impl Frame {
-    pub(crate) fn func(&self) -> &hir::Function {
-        &self.closure.def
-    }
 }
 
 /// The names of keyword arguments whose values follow the positional ones on the stack.
@@ -72,14 +56,22 @@ impl KwNames<'_> {
 }
 
 /// How a statement finished.
+///
+/// The value of `Return` and `BreakWith` waits in `Interp::flow_value`, so a `Flow` is one
+/// byte and `RtResult<Flow>` comes back in two registers; carrying the value here made
+/// it 32 bytes, written to memory and reloaded on every statement and call.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Flow {
     Normal,
     Break,
     /// `break value` in a `parallel for` body (the checker allows it nowhere else).
-    BreakWith(Value),
+    BreakWith,
     Continue,
-    Return(Value),
+    Return,
 }
+
+// Pinned: an error pointer and a one-byte flow, returned in registers.
+const _: () = assert!(std::mem::size_of::<RtResult<Flow>>() == 16);
 
 pub struct Interp<'io> {
     pub(crate) prog: std::sync::Arc<Program>,
@@ -89,7 +81,13 @@ pub struct Interp<'io> {
     pub(crate) stack: Vec<Value>,
     pub(crate) base: usize,
     pub(crate) cur_mod: usize,
-    pub(crate) frames: Vec<Frame>,
+    /// The active calls are `frame_slots[..live_frames]`. Slots above stay allocated and
+    /// are overwritten field by field on the next call: building a whole `Frame` and
+    /// pushing it went through a stack copy whose reload stalled on every call.
+    pub(crate) frame_slots: Vec<Frame>,
+    pub(crate) live_frames: usize,
+    /// The value of the `return` or `break value` being unwound (see `Flow`).
+    pub(crate) flow_value: Value,
     pub(crate) depth: u32,
     pub(crate) out: &'io mut dyn Write,
     /// What the tools of the tool loop in flight printed: its journal record keeps it, so a
@@ -152,7 +150,9 @@ impl<'io> Interp<'io> {
             stack: Vec::with_capacity(1024),
             base: 0,
             cur_mod: 0,
-            frames: Vec::with_capacity(64),
+            frame_slots: Vec::with_capacity(64),
+            live_frames: 0,
+            flow_value: Value::None,
             loop_output: None,
             model_scope: Vec::new(),
             depth: 0,
@@ -352,11 +352,7 @@ impl<'io> Interp<'io> {
         self.base = base;
         self.cur_mod = def.module.0 as usize;
         self.depth += 1;
-        self.frames.push(Frame {
-            closure: c.clone(),
-            base,
-            at: def.span,
-        });
+        self.push_frame(c, base, def.span);
         // An agent's `model("name")` holds for the calls it makes, and those of what it calls.
         let chose = match &def.model {
             Some(m) => {
@@ -372,13 +368,19 @@ impl<'io> Interp<'io> {
         if let (Err(e), true) = (&r, self.debugger.is_some()) {
             self.debug_error(e);
         }
-        self.frames.pop();
+        self.live_frames -= 1;
         self.depth -= 1;
         self.base = saved_base;
         self.cur_mod = saved_mod;
-        self.stack.truncate(base);
+        // Not `truncate`: it calls the drop function for every slot, numbers included.
+        while self.stack.len() > base {
+            if let Some(v) = self.stack.pop() {
+                crate::value::discard(v);
+            }
+        }
         match r {
-            Ok(Flow::Return(v)) => {
+            Ok(Flow::Return) => {
+                let v = std::mem::take(&mut self.flow_value);
                 if def.ret.is_known() && !crate::conform::conforms(&self.prog, &v, &def.ret) {
                     return Err(self.trace_out(
                         def,
@@ -429,7 +431,12 @@ impl<'io> Interp<'io> {
         let nkw = kw.len();
         // Park keyword values above the frame so filling slots cannot overwrite one not yet read.
         let top = base + nlocals.max(npos + nkw);
-        self.stack.resize(top, Value::None);
+        // Not `resize`: its generic fill is an out-of-line call per frame.
+        self.stack.truncate(top);
+        self.stack.reserve(top.saturating_sub(self.stack.len()));
+        while self.stack.len() < top {
+            self.stack.push(Value::None);
+        }
         for i in 0..nkw {
             let v = std::mem::take(&mut self.stack[base + npos + i]);
             self.stack.push(v);
@@ -617,38 +624,17 @@ impl<'io> Interp<'io> {
         })))
     }
 
-    /// What the debugger sees: one entry per active call, innermost last.
-    pub fn frame_infos(&self) -> Vec<FrameInfo> {
-        self.frames
-            .iter()
-            .map(|f| {
-                let locals = f
-                    .func()
-                    .slot_names
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, n)| {
-                        let v = self.stack.get(f.base + i)?;
-                        let v = match v {
-                            Value::Cell(c) => c.borrow().clone(),
-                            other => other.clone(),
-                        };
-                        Some((n.clone(), v))
-                    })
-                    .collect();
-                FrameInfo {
-                    func: f.func().name.clone(),
-                    module: f.func().module,
-                    at: f.at,
-                    locals,
-                }
-            })
-            .collect()
+    /// A module variable, copied in from the caller first when this is a worker.
+    #[inline(always)]
+    pub(crate) fn global(&mut self, m: usize, g: usize) -> RtResult<Value> {
+        if self.lazy.is_some() {
+            return self.global_lazy(m, g);
+        }
+        Ok(self.globals[m][g].clone())
     }
 
-    /// A module variable, copied in from the caller first when this is a worker.
-    #[inline]
-    pub(crate) fn global(&mut self, m: usize, g: usize) -> RtResult<Value> {
+    #[cold]
+    fn global_lazy(&mut self, m: usize, g: usize) -> RtResult<Value> {
         if let Some(l) = self.lazy.as_mut() {
             l.load(&mut self.globals, m, g)?;
         }

@@ -86,7 +86,7 @@ impl Interp<'_> {
     ) {
         // Borrowed, not cloned: the frames and the tracer are separate fields.
         let agent = self
-            .frames
+            .frames()
             .iter()
             .rev()
             .find(|f| f.func().kind == FuncKind::Agent)

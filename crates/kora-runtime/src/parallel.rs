@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use kora_check::hir::{self, Program};
 
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::{Flow, Frame, Interp, ModState};
+use crate::interp::{Flow, Interp, ModState};
 use crate::mock::Mock;
 use crate::parallel_record::{fan_out_effect, FanOutRecord};
 use crate::portable::Portable;
@@ -195,7 +195,7 @@ impl Interp<'_> {
             .map(Portable::of)
             .collect::<RtResult<Vec<_>>>()?;
         drop(items);
-        let Some(func) = self.frames.last().map(|f| f.closure.def.clone()) else {
+        let Some(func) = self.frames().last().map(|f| f.closure.def.clone()) else {
             return Err(RtError::new(
                 codes::IO,
                 "a `parallel for` ran outside any frame",
@@ -468,23 +468,22 @@ fn run_branch(
         w.depth = 1;
         // Captures live in the branch's own cells (made above), so the frame's closure
         // needs only the definition.
-        w.frames.push(Frame {
-            closure: std::rc::Rc::new(crate::value::Function {
-                def: f.clone(),
-                captures: Vec::new(),
-                defaults: Vec::new(),
-            }),
-            base: 0,
-            at: f.span,
+        let closure = std::rc::Rc::new(crate::value::Function {
+            def: f.clone(),
+            captures: Vec::new(),
+            defaults: Vec::new(),
         });
+        w.push_frame(&closure, 0, f.span);
         let r = w
             .assign(&p.target, item.to_value())
             .and_then(|_| w.exec_block(&p.body));
         let mut ended = match r {
-            Ok(Flow::Return(v)) => answer(&v, Ended::Answer),
+            Ok(Flow::Return) => answer(&std::mem::take(&mut w.flow_value), Ended::Answer),
             Ok(Flow::Normal | Flow::Continue) => Ended::NoAnswer,
             Ok(Flow::Break) => Ended::Break(None),
-            Ok(Flow::BreakWith(v)) => answer(&v, |p| Ended::Break(Some(p))),
+            Ok(Flow::BreakWith) => answer(&std::mem::take(&mut w.flow_value), |p| {
+                Ended::Break(Some(p))
+            }),
             Err(e) if e.code == codes::STOPPED => Ended::Stopped,
             Err(e) => Ended::Raised(e),
         };

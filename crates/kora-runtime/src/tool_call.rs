@@ -214,7 +214,7 @@ impl Interp<'_> {
         let flow = self.exec_block(&h.body)?;
         let slots = h.params.iter().map(|t| self.read_target(t)).collect();
         Ok(match flow {
-            Flow::Return(v) => (Some(v), slots),
+            Flow::Return => (Some(std::mem::take(&mut self.flow_value)), slots),
             _ => (None, slots),
         })
     }

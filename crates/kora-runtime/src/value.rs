@@ -89,6 +89,30 @@ const _: () = assert!(std::mem::size_of::<Value>() == 16);
 const _: () = assert!(std::mem::size_of::<crate::error::RtResult<Value>>() == 16);
 const _: () = assert!(std::mem::size_of::<Option<Value>>() == 16);
 
+/// Drops `v` without a call when it owns no heap part, the common case of numbers.
+///
+/// The compiler's drop of a `Value` is an out-of-line function even when the value is an
+/// int it has just matched; on the arithmetic paths that call was a tenth of the time.
+#[inline(always)]
+pub fn discard(v: Value) {
+    match v {
+        Value::None
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Builtin(_)
+        | Value::Type(_)
+        | Value::Module(_) => std::mem::forget(v),
+        heap => drop(heap),
+    }
+}
+
+/// Stores `v` in `slot`, dropping the old value through `discard`.
+#[inline(always)]
+pub fn store(slot: &mut Value, v: Value) {
+    discard(std::mem::replace(slot, v));
+}
+
 /// A string with its ASCII-ness remembered, so indexing an ASCII string is O(1).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct KStr {

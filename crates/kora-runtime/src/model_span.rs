@@ -85,8 +85,7 @@ impl Interp<'_> {
         result: &RtResult<Value>,
     ) {
         // Borrowed, not cloned: the frames and the tracer are separate fields.
-        let agent = self
-            .frames()
+        let agent = self.frame_slots[..self.live_frames]
             .iter()
             .rev()
             .find(|f| f.func().kind == FuncKind::Agent)

@@ -53,6 +53,16 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("parallel_for", "", "vs = parallel for s in [secret]:\n    return s + \".\"\nv = vs[0]", "hunter2"),
     ("int_arithmetic", "", "v = int(classified(\"424242\")) + 1", "424243"),
     ("float_arithmetic", "", "v = classified(2.5) * 4.0 + 0.25", "10.25"),
+    // The fast paths of `label_ops.rs`: a temporary's box reused for the result, a shared
+    // operand left alone, an update in place, a secret index, `len`, sorting by secrets.
+    ("int_temporaries", "", "v = (int(classified(\"424242\")) * 2 + 1) % 1000003", "848485"),
+    ("shared_operand_twice", "", "n = int(classified(\"424242\"))\nv = (n + 0) + (n + 1)", "848485"),
+    ("augmented_secret", "", "v = int(classified(\"424242\"))\nv *= 2", "848484"),
+    ("secret_index", "", "v = [\"a1b2\", \"c3d4\"][int(classified(\"1\"))]", "c3d4"),
+    ("len_of_secret", "", "v = len(secret) * 1000 + 7", "14007"),
+    ("sorted_secret_numbers", "", "v = sorted([int(classified(\"424242\")), 5])[1]", "424242"),
+    ("sorted_secret_tuples", "", "v = sorted([(int(classified(\"424242\")), \"a\"), (1, \"b\")])[1][0]", "424242"),
+    ("dict_get_secret_key", "", "d = {secret: secret + \"!\"}\nv = d.get(secret)", "hunter2"),
     ("comparison", "", "v = f\"{secret == SECRET_TEXT}\"", "True"),
     ("env_value", "", "got = env.get(\"KORA_TEST_SECRET\")\nmatch got:\n    case Ok(x):\n        v = x\n    case _:\n        v = \"\"", "hunter2"),
     ("notes_round_trip", "", "notes.write(\"k\", secret)\nmatch notes.read(\"k\"):\n    case Ok(x):\n        v = x\n    case _:\n        v = \"\"", "hunter2"),

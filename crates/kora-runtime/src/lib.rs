@@ -33,6 +33,7 @@ pub mod journal;
 pub mod json_value;
 pub mod label;
 mod label_calls;
+mod label_ops;
 mod matching;
 pub mod methods;
 mod mock;

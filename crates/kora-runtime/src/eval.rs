@@ -397,8 +397,7 @@ impl Interp<'_> {
         }
         if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             // `len(x)` in a loop condition would otherwise allocate an argument vector.
-            if b.0 == crate::builtins::id::LEN && args.keywords.is_empty() && args.star.is_empty()
-            {
+            if b.0 == crate::builtins::id::LEN && args.keywords.is_empty() && args.star.is_empty() {
                 let v = self.operand(arg)?;
                 if let Value::Labeled(l) = &v {
                     // What `len`'s strip mode does (`label_calls.rs`): the length of a secret

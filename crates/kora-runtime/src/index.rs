@@ -61,8 +61,7 @@ pub fn get_index_owned(p: &Program, v: &Value, idx: Value) -> RtResult<Value> {
         let tag = l.tag();
         let r = match v {
             Value::Dict(_) => get_index_plain(p, v, &idx)?,
-            _ => get_index(p, v, &l.value)
-                .map_err(|e| crate::label::withhold(e, Some(tag)))?,
+            _ => get_index(p, v, &l.value).map_err(|e| crate::label::withhold(e, Some(tag)))?,
         };
         return Ok(crate::label_ops::relabel(r, tag, idx, Value::None));
     }

@@ -321,6 +321,11 @@ pub fn map_leaves(v: &Value, f: &mut dyn FnMut(&Value) -> Value) -> Value {
 /// Only for computing a result that is then labelled with `deep(v)`, or for a sink that
 /// has already checked the labels (a model the value was released to).
 pub fn reveal(v: &Value) -> Value {
+    if let Value::Labeled(l) = v {
+        if is_scalar(&l.value) {
+            return l.value.clone();
+        }
+    }
     if deep(v).is_none() {
         return v.clone();
     }

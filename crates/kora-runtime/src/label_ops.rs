@@ -23,12 +23,56 @@ use crate::value::Value;
 pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     let (x, ta) = label::split(&a);
     let (y, tb) = label::split(&b);
-    let tag = label::join(ta, tb);
-    let r = crate::arith::binary(op, x, y).map_err(|e| label::withhold(e, tag))?;
-    Ok(match tag {
-        Some(t) => relabel(r, t, a, b),
-        None => r,
+    // The loop-counter shapes first, as `eval` does for plain ints.
+    let quick = match (x, y) {
+        (Value::Int(p), Value::Int(q)) => match op {
+            BinOp::Add => p.checked_add(*q),
+            BinOp::Sub => p.checked_sub(*q),
+            BinOp::Mul => p.checked_mul(*q),
+            _ => None,
+        },
+        _ => None,
+    };
+    let r = match quick {
+        Some(n) => Value::Int(n),
+        None => {
+            crate::arith::binary(op, x, y).map_err(|e| label::withhold(e, label::join(ta, tb)))?
+        }
+    };
+    Ok(match (ta, tb) {
+        // One side labelled: the result's label is exactly that side's, so its box fits.
+        (Some(t), None) => into_box(r, t, a),
+        (None, Some(t)) => into_box(r, t, b),
+        (Some(s), Some(t)) => {
+            let j = s.join(t);
+            if j == s {
+                into_box(r, j, a)
+            } else if j == t {
+                into_box(r, j, b)
+            } else {
+                relabel(r, j, Value::None, Value::None)
+            }
+        }
+        (None, None) => r,
     })
+}
+
+/// `r` labelled `tag`, which is exactly `donor`'s label: in `donor`'s box when nothing else
+/// holds it, in a new box otherwise.
+#[inline]
+fn into_box(r: Value, tag: Tag, donor: Value) -> Value {
+    if !is_scalar(&r) {
+        return label::wrap(r, tag);
+    }
+    if let Value::Labeled(mut boxed) = donor {
+        // A box under an open `declassify` is held by the release too, so it is never
+        // unique here: a reused box never carries a release the result should not.
+        if let Some(inner) = Rc::get_mut(&mut boxed) {
+            inner.value = r;
+            return Value::Labeled(boxed);
+        }
+    }
+    scalar(r, tag)
 }
 
 /// `target op= rhs` where either side is labelled: as `binary`, the result going into the
@@ -95,7 +139,6 @@ fn scalar(r: Value, tag: Tag) -> Value {
     }))
 }
 
-
 /// `a op b` as a value, once labels exist: the comparison of the plain values, labelled with
 /// both operands' labels (`secret == "x"` is as secret as `secret`).
 #[cold]
@@ -113,9 +156,7 @@ pub fn compare(op: CmpOp, a: &Value, b: &Value) -> RtResult<Value> {
 pub fn truth(op: CmpOp, a: &Value, b: &Value) -> RtResult<bool> {
     match op {
         // `is` compares identity and `in` looks through labels itself: as they always did.
-        CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => {
-            crate::compare::compare_op(op, a, b)
-        }
+        CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => crate::compare::compare_op(op, a, b),
         _ => {
             let (x, y) = (label::plain(a), label::plain(b));
             if let (Value::Int(p), Value::Int(q)) = (x, y) {
@@ -168,7 +209,10 @@ mod tests {
     fn a_shared_operand_is_left_alone() {
         let a = secret(Value::Int(40));
         let r = binary(BinOp::Sub, a.clone(), Value::Int(1)).expect("subtracts");
-        assert!(matches!(label::plain(&a), Value::Int(40)), "the operand kept its value");
+        assert!(
+            matches!(label::plain(&a), Value::Int(40)),
+            "the operand kept its value"
+        );
         assert!(matches!(label::plain(&r), Value::Int(39)));
         assert!(tag_of(&r).is_some_and(Tag::is_classified));
     }
@@ -176,7 +220,10 @@ mod tests {
     #[test]
     fn a_box_with_a_different_label_is_not_reused_and_both_labels_reach_the_result() {
         let a = secret(Value::Int(1));
-        let b = label::wrap(Value::Int(2), Tag::unverified(label::origin("label_ops input")));
+        let b = label::wrap(
+            Value::Int(2),
+            Tag::unverified(label::origin("label_ops input")),
+        );
         let r = binary(BinOp::Mul, a, b).expect("multiplies");
         let t = tag_of(&r).expect("labelled");
         assert!(t.is_classified() && t.is_unverified());

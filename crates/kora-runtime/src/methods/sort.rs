@@ -83,9 +83,7 @@ type Cmp = fn(&Value, &Value) -> Ordering;
 fn total_order(keys: &[Value]) -> Option<Cmp> {
     let first = keys.first()?;
     match first {
-        Value::Str(_) if keys.iter().all(|k| matches!(k, Value::Str(_))) => {
-            Some(str_order)
-        }
+        Value::Str(_) if keys.iter().all(|k| matches!(k, Value::Str(_))) => Some(str_order),
         _ if keys.iter().all(|k| match k {
             Value::Int(_) | Value::Bool(_) => true,
             Value::Float(f) => !f.is_nan(),

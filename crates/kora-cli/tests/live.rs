@@ -32,13 +32,15 @@ fn live_folder(endpoint: &str, model: &str) -> PathBuf {
         let from = examples().join(sub);
         let to = d.join(sub);
         std::fs::create_dir_all(&to).expect("temp folder");
-        for e in std::fs::read_dir(&from).expect("examples sub-folder").flatten() {
+        for e in std::fs::read_dir(&from)
+            .expect("examples sub-folder")
+            .flatten()
+        {
             std::fs::copy(e.path(), to.join(e.file_name())).expect("copy example data");
         }
     }
     let api = std::env::var("KORA_LIVE_API").unwrap_or_else(|_| "openai".into());
-    let structured =
-        std::env::var("KORA_LIVE_STRUCTURED").unwrap_or_else(|_| "json_object".into());
+    let structured = std::env::var("KORA_LIVE_STRUCTURED").unwrap_or_else(|_| "json_object".into());
     std::fs::write(
         d.join("kora.toml"),
         format!(
@@ -110,10 +112,7 @@ fn the_model_examples_run_against_a_live_server() {
         let out = child.wait_with_output().expect("kora ends");
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        eprintln!(
-            "=== {}\n{stdout}{stderr}",
-            Path::new(&name).display()
-        );
+        eprintln!("=== {}\n{stdout}{stderr}", Path::new(&name).display());
         let sends_images = src.contains("fs.image");
         let tokens = input_tokens(&stderr, &model).unwrap_or(0);
         let problem = if out.status.code() != Some(0) {

@@ -28,7 +28,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> RtResult<Value> {
 
 /// `a op b` on operands the caller is done with: as `binary`, but a labelled temporary
 /// lends its box to the result (`label_ops`), so secret arithmetic in a loop allocates less.
-#[inline]
+/// Out of line, as the call it replaced was: `eval` is the hottest frame, and code inlined
+/// into it is paid for by every plain call.
+#[inline(never)]
 pub fn binary_owned(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     match (&a, &b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),

@@ -400,12 +400,7 @@ impl Interp<'_> {
             if b.0 == crate::builtins::id::LEN && args.keywords.is_empty() && args.star.is_empty() {
                 let v = self.operand(arg)?;
                 if let Value::Labeled(l) = &v {
-                    // What `len`'s strip mode does (`label_calls.rs`): the length of a secret
-                    // is as secret as it.
-                    let tag = l.tag();
-                    let n = crate::builtins::len(&l.value)
-                        .map_err(|err| crate::label::withhold(err, Some(tag)));
-                    return at(n.map(|n| crate::label::wrap(Value::Int(n), tag)), e);
+                    return at(labelled_len(l), e);
                 }
                 return at(crate::builtins::len(&v).map(Value::Int), e);
             }
@@ -733,4 +728,13 @@ fn hashable(v: Value) -> RtResult<Key> {
             format!("unhashable type: '{}'", v.type_name()),
         ))
     }
+}
+
+/// `len` of a labelled value, as `len`'s strip mode does it (`label_calls.rs`): the length
+/// of a secret is as secret as it. Out of line, so the plain `len` path stays small.
+#[cold]
+fn labelled_len(l: &crate::label::Labeled) -> RtResult<Value> {
+    let tag = l.tag();
+    let n = crate::builtins::len(&l.value).map_err(|err| crate::label::withhold(err, Some(tag)))?;
+    Ok(crate::label::wrap(Value::Int(n), tag))
 }

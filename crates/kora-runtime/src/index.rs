@@ -54,7 +54,7 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
 
 /// `v[idx]` with an index the caller is done with: as `get_index`, but a secret index
 /// nothing else holds lends its box to the element it picks (`label_ops::relabel`).
-#[inline]
+#[inline(never)]
 pub fn get_index_owned(p: &Program, v: &Value, idx: Value) -> RtResult<Value> {
     if let Value::Labeled(l) = &idx {
         // The same rule as `get_index`, the element labelled with the index's label.

@@ -53,6 +53,16 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("parallel_for", "", "vs = parallel for s in [secret]:\n    return s + \".\"\nv = vs[0]", "hunter2"),
     ("int_arithmetic", "", "v = int(classified(\"424242\")) + 1", "424243"),
     ("float_arithmetic", "", "v = classified(2.5) * 4.0 + 0.25", "10.25"),
+    // The fast paths of `label_ops.rs`: a temporary's box reused for the result, a shared
+    // operand left alone, an update in place, a secret index, `len`, sorting by secrets.
+    ("int_temporaries", "", "v = ((len(secret) + 424228) * 2 + 1) % 1000003", "848485"),
+    ("shared_operand_twice", "", "n = len(secret) + 424228\nv = (n + 0) + (n + 1)", "848485"),
+    ("augmented_secret", "", "v = len(secret) + 424228\nv *= 2", "848484"),
+    ("secret_index", "", "v = [\"a1b2\", \"c3d4\"][len(secret) - 13]", "c3d4"),
+    ("len_of_secret", "", "v = len(secret) * 1000 + 7", "14007"),
+    ("sorted_secret_numbers", "", "v = sorted([len(secret) + 424228, 5])[1]", "424242"),
+    ("sorted_secret_tuples", "", "v = sorted([(len(secret) + 424228, \"a\"), (1, \"b\")])[1][0]", "424242"),
+    ("dict_get_secret_key", "", "d = {secret: secret + \"!\"}\nv = d.get(secret)", "hunter2"),
     ("comparison", "", "v = f\"{secret == SECRET_TEXT}\"", "True"),
     ("env_value", "", "got = env.get(\"KORA_TEST_SECRET\")\nmatch got:\n    case Ok(x):\n        v = x\n    case _:\n        v = \"\"", "hunter2"),
     ("notes_round_trip", "", "notes.write(\"k\", secret)\nmatch notes.read(\"k\"):\n    case Ok(x):\n        v = x\n    case _:\n        v = \"\"", "hunter2"),
@@ -234,6 +244,33 @@ fn a_release_names_one_sink_and_ends_with_its_block() {
         err.contains("E1342") && err.contains("clowd") && err.contains("cloud"),
         "{err}"
     );
+}
+
+/// Arithmetic on labelled temporaries reuses their boxes (`label_ops.rs`): a release must
+/// still hold only while its block is open, and a secret no release covers must still refuse.
+#[test]
+fn reused_boxes_keep_releases_exactly_as_fresh_ones() {
+    let fake = FakeProvider::start();
+    let d = temp_dir("kora-labels", "reused-boxes");
+    write_fake_config(&d, &fake.openai_endpoint());
+    let run = |src: &str| {
+        std::fs::write(d.join("main.ko"), src).expect("program");
+        kora(&d, &["run", "main.ko"], None)
+    };
+    let out = run(&format!(
+        "secret = classified(\"{SECRET}\")\nkept = 0\ndeclassify secret for default:\n    kept = ((len(secret) + 424228) * 2 + 1) % 1000003\n    r = analyze(kept, \"x\")\nprint(\"after\")\nr2 = analyze(kept, \"x\")\n"
+    ));
+    let err = text(&out.stderr);
+    assert_eq!(fake.count(), 1, "{}{err}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("after"), "{err}");
+    assert!(err.contains("E1341") && !err.contains("848485"), "{err}");
+    fake.reset();
+    let out = run(&format!(
+        "secret = classified(\"{SECRET}\")\nother = classified(5)\ndeclassify secret for default:\n    v = (len(secret) + 1) * 3 + other\n    r = analyze(v, \"x\")\n"
+    ));
+    let err = text(&out.stderr);
+    assert_eq!(fake.count(), 0, "{err}");
+    assert!(err.contains("E1341"), "{err}");
 }
 
 #[test]

@@ -26,7 +26,12 @@ pub fn conforms(_p: &Program, v: &Value, ty: &Ty) -> bool {
 fn conforms_slow(v: &Value, ty: &Ty) -> bool {
     // A label is not part of a type: `classified("x")` is a `str`.
     if let Value::Labeled(l) = v {
-        return conforms_slow(&l.value, ty);
+        return match (ty, &l.value) {
+            (Ty::Int, Value::Int(_)) | (Ty::Float, Value::Float(_)) | (Ty::Str, Value::Str(_)) => {
+                true
+            }
+            (_, inner) => conforms_slow(inner, ty),
+        };
     }
     match ty {
         Ty::Any => true,

@@ -139,6 +139,19 @@ impl Interp<'_> {
 }
 
 /// The variable an expression names, as an assignment target.
+/// Whether an `if` condition has the shape of an allowlist check (`name in POOL`), so
+/// every other condition skips `allowlist_truth` and is as cheap as in a plain run.
+#[inline]
+pub(crate) fn is_allowlist(cond: &hir::Expr) -> bool {
+    match &cond.kind {
+        hir::ExprKind::Compare(first, rest) => {
+            matches!(rest.as_slice(), [(kora_syntax::ast::CmpOp::In, _)])
+                && name_target(first).is_some()
+        }
+        _ => false,
+    }
+}
+
 fn name_target(e: &hir::Expr) -> Option<hir::Target> {
     match e.kind {
         hir::ExprKind::Local(s) => Some(hir::Target::Local(s)),

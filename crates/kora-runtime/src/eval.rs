@@ -67,10 +67,7 @@ impl Interp<'_> {
                     std::mem::forget(y);
                     return Ok(v);
                 }
-                let r = at(crate::arith::binary(*op, &x, &y), e);
-                discard(x);
-                discard(y);
-                r
+                at(crate::arith::binary_owned(*op, x, y), e)
             }
             E::Compare(first, rest) if rest.len() == 1 => {
                 let (op, re) = &rest[0];
@@ -83,8 +80,10 @@ impl Interp<'_> {
                         return Ok(Value::Bool(b));
                     }
                 }
-                let r = Value::Bool(at(self.compare(*op, &left, &right), e)?);
-                Ok(labels_of_comparison(r, &left, &right))
+                if crate::label::any() {
+                    return at(crate::label_ops::compare(*op, &left, &right), e);
+                }
+                Ok(Value::Bool(at(self.compare(*op, &left, &right), e)?))
             }
             E::Compare(first, rest) => {
                 let mut left = self.eval(first)?;
@@ -141,7 +140,7 @@ impl Interp<'_> {
                         return Ok(l[k as usize].clone());
                     }
                 }
-                at(crate::index::get_index(&self.prog, &obj, &idx), e)
+                at(crate::index::get_index_owned(&self.prog, &obj, idx), e)
             }
             _ => self.eval_cold(e),
         }
@@ -348,6 +347,9 @@ impl Interp<'_> {
                 CmpOp::IsNot => x != y,
             });
         }
+        if matches!(a, Value::Labeled(_)) || matches!(b, Value::Labeled(_)) {
+            return crate::label_ops::truth(op, a, b);
+        }
         crate::compare::compare_op(op, a, b)
     }
 
@@ -392,12 +394,11 @@ impl Interp<'_> {
         }
         if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             // `len(x)` in a loop condition would otherwise allocate an argument vector.
-            if b.0 == crate::builtins::id::LEN
-                && args.keywords.is_empty()
-                && args.star.is_empty()
-                && !crate::label::any()
-            {
+            if b.0 == crate::builtins::id::LEN && args.keywords.is_empty() && args.star.is_empty() {
                 let v = self.operand(arg)?;
+                if let Value::Labeled(l) = &v {
+                    return at(labelled_len(l), e);
+                }
                 return at(crate::builtins::len(&v).map(Value::Int), e);
             }
         }
@@ -471,10 +472,14 @@ impl Interp<'_> {
     ) -> RtResult<Value> {
         use crate::label_calls::Mode;
         let mode = crate::label_calls::method_mode(recv);
-        if mode != Mode::Flatten
-            && !matches!(recv, Value::Labeled(_))
-            && crate::label_calls::argument_labels(&args, &kw).is_none()
-        {
+        // A plain receiver with plain arguments is a plain call. For a string receiver
+        // (flatten mode) "plain" means no label anywhere inside an argument: the receiver
+        // itself is a string, whose own label is its only one.
+        let plain_args = match mode {
+            Mode::Flatten => !crate::label_calls::any_deep(&args, &kw),
+            _ => crate::label_calls::argument_labels(&args, &kw).is_none(),
+        };
+        if plain_args && !matches!(recv, Value::Labeled(_)) {
             return self.call_method_plain(recv, name, args, kw);
         }
         let (plain, own) = crate::label::split(recv);
@@ -633,17 +638,6 @@ fn int_compare(op: CmpOp, x: i64, y: i64) -> Option<bool> {
     }
 }
 
-/// A comparison's result carries its operands' labels: `secret == "x"` is as secret as `secret`,
-/// and `x in labelled_container` as labelled as the container.
-#[inline]
-fn labels_of_comparison(r: Value, left: &Value, right: &Value) -> Value {
-    if !crate::label::any() {
-        return r;
-    }
-    let tag = crate::label::join(crate::label::split(left).1, crate::label::split(right).1);
-    crate::label::wrap_opt(r, tag)
-}
-
 pub(crate) fn hashable(v: Value) -> RtResult<Key> {
     if v.is_hashable() {
         Ok(Key(v))
@@ -653,4 +647,13 @@ pub(crate) fn hashable(v: Value) -> RtResult<Key> {
             format!("unhashable type: '{}'", v.type_name()),
         ))
     }
+}
+
+/// `len` of a labelled value, as `len`'s strip mode does it (`label_calls.rs`): the length
+/// of a secret is as secret as it. Out of line, so the plain `len` path stays small.
+#[cold]
+fn labelled_len(l: &crate::label::Labeled) -> RtResult<Value> {
+    let tag = l.tag();
+    let n = crate::builtins::len(&l.value).map_err(|err| crate::label::withhold(err, Some(tag)))?;
+    Ok(crate::label::wrap(Value::Int(n), tag))
 }

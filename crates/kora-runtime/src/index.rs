@@ -52,6 +52,22 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
     get_index_plain(p, v, idx)
 }
 
+/// `v[idx]` with an index the caller is done with: as `get_index`, but a secret index
+/// nothing else holds lends its box to the element it picks (`label_ops::relabel`).
+#[inline(never)]
+pub fn get_index_owned(p: &Program, v: &Value, idx: Value) -> RtResult<Value> {
+    if let Value::Labeled(l) = &idx {
+        // The same rule as `get_index`, the element labelled with the index's label.
+        let tag = l.tag();
+        let r = match v {
+            Value::Dict(_) => get_index_plain(p, v, &idx)?,
+            _ => get_index(p, v, &l.value).map_err(|e| crate::label::withhold(e, Some(tag)))?,
+        };
+        return Ok(crate::label_ops::relabel(r, tag, idx, Value::None));
+    }
+    get_index_plain(p, v, &idx)
+}
+
 fn get_index_plain(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
     match v {
         Value::List(l) => {

@@ -170,6 +170,9 @@ pub fn wrap(v: Value, tag: Tag) -> Value {
         return wrap(inner, tag);
     }
     let (inner, tag) = match v {
+        // Already carrying everything `tag` adds: the same box serves, as a copy of the
+        // value would (`d.get(secret_key)` on a secret count allocates nothing).
+        Value::Labeled(l) if l.tag().join(tag) == l.tag() => return Value::Labeled(l),
         Value::Labeled(l) => (l.value.clone(), l.tag().join(tag)),
         other => (other, tag),
     };
@@ -210,7 +213,27 @@ pub fn plain(v: &Value) -> &Value {
 }
 
 /// Every label anywhere inside `v` (its own, its elements', its fields'), joined.
+#[inline]
 pub fn deep(v: &Value) -> Option<Tag> {
+    // Scalars answer without the walk: f-string fields and flattened arguments are mostly
+    // these, and a labelled box holds a scalar whenever `wrap` made it.
+    match v {
+        Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => None,
+        Value::Labeled(l) if is_scalar(&l.value) => Some(l.tag()),
+        _ => deep_walk(v),
+    }
+}
+
+/// Values that hold no other value.
+#[inline]
+pub(crate) fn is_scalar(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+    )
+}
+
+fn deep_walk(v: &Value) -> Option<Tag> {
     let mut acc = None;
     each_labeled(v, &mut |l| acc = join(acc, Some(l.tag())));
     acc
@@ -298,6 +321,11 @@ pub fn map_leaves(v: &Value, f: &mut dyn FnMut(&Value) -> Value) -> Value {
 /// Only for computing a result that is then labelled with `deep(v)`, or for a sink that
 /// has already checked the labels (a model the value was released to).
 pub fn reveal(v: &Value) -> Value {
+    if let Value::Labeled(l) = v {
+        if is_scalar(&l.value) {
+            return l.value.clone();
+        }
+    }
     if deep(v).is_none() {
         return v.clone();
     }

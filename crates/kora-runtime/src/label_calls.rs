@@ -122,3 +122,10 @@ pub(crate) fn argument_labels(args: &[Value], kwargs: &[(Sym, Value)]) -> Option
     }
     tag
 }
+
+/// Whether any argument holds a label anywhere inside it (what flatten mode reads).
+pub(crate) fn any_deep(args: &[Value], kwargs: &[(Sym, Value)]) -> bool {
+    args.iter()
+        .chain(kwargs.iter().map(|(_, v)| v))
+        .any(|v| label::deep(v).is_some())
+}

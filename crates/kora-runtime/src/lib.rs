@@ -36,6 +36,7 @@ pub mod journal;
 pub mod json_value;
 pub mod label;
 mod label_calls;
+mod label_ops;
 mod leaves_owned;
 mod matching;
 pub mod methods;

@@ -92,8 +92,11 @@ pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
         _ => {
             *target = match (&*target, rhs) {
                 (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y, target, rhs, true)?,
-                // A label on either side: `binary` computes on the plain values and relabels.
-                (Value::Labeled(_), _) | (_, Value::Labeled(_)) => super::binary(op, target, rhs)?,
+                // A label on either side: computed on the plain values and relabelled, in
+                // the target's own box when nothing else holds it.
+                (Value::Labeled(_), _) | (_, Value::Labeled(_)) => {
+                    return crate::label_ops::update(op, target, rhs)
+                }
                 _ => binary_slow(op, target, rhs, true)?,
             };
             Ok(())

@@ -83,12 +83,7 @@ type Cmp = fn(&Value, &Value) -> Ordering;
 fn total_order(keys: &[Value]) -> Option<Cmp> {
     let first = keys.first()?;
     match first {
-        Value::Str(_) if keys.iter().all(|k| matches!(k, Value::Str(_))) => {
-            Some(|a, b| match (a, b) {
-                (Value::Str(x), Value::Str(y)) => x.as_str().cmp(y.as_str()),
-                _ => Ordering::Equal,
-            })
-        }
+        Value::Str(_) if keys.iter().all(|k| matches!(k, Value::Str(_))) => Some(str_order),
         _ if keys.iter().all(|k| match k {
             Value::Int(_) | Value::Bool(_) => true,
             Value::Float(f) => !f.is_nan(),
@@ -97,8 +92,45 @@ fn total_order(keys: &[Value]) -> Option<Cmp> {
         {
             Some(num_order)
         }
-        Value::Tuple(_) if tuples_totally_ordered(keys) => Some(tuple_order),
+        Value::Tuple(_) if tuples_totally_ordered(keys, same) => Some(tuple_order),
+        _ => labelled_order(keys),
+    }
+}
+
+/// The same choice for keys with labels on them (secret scores, tuples holding a secret):
+/// the order is the plain values' order, and the items keep their own labels, as they do
+/// when the general merge sort compares them through `less_than`.
+#[cold]
+fn labelled_order(keys: &[Value]) -> Option<Cmp> {
+    if !crate::label::any() {
+        return None;
+    }
+    match plain(keys.first()?) {
+        Value::Str(_) if keys.iter().all(|k| matches!(plain(k), Value::Str(_))) => {
+            Some(|a, b| str_order(plain(a), plain(b)))
+        }
+        _ if keys.iter().all(|k| slot_kind(plain(k)) == Some(Slot::Num)) => {
+            Some(|a, b| num_order(plain(a), plain(b)))
+        }
+        Value::Tuple(_) if tuples_totally_ordered(keys, plain) => {
+            Some(|a, b| tuple_cmp(a, b, plain))
+        }
         _ => None,
+    }
+}
+
+fn plain(v: &Value) -> &Value {
+    crate::label::plain(v)
+}
+
+fn same(v: &Value) -> &Value {
+    v
+}
+
+fn str_order(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => x.as_str().cmp(y.as_str()),
+        _ => Ordering::Equal,
     }
 }
 
@@ -122,14 +154,15 @@ fn slot_kind(v: &Value) -> Option<Slot> {
 /// Tuples of scalars whose kinds agree position by position (the common `(priority, id,
 /// name)` key): Python's element-wise comparison can then neither fail nor meet NaN, so
 /// it is a total order and the std sort may use it.
-fn tuples_totally_ordered(keys: &[Value]) -> bool {
+/// `view` is how an element is seen: as it is, or through its label.
+fn tuples_totally_ordered(keys: &[Value], view: impl Fn(&Value) -> &Value) -> bool {
     let mut kinds: Vec<Slot> = Vec::new();
     for k in keys {
-        let Value::Tuple(t) = k else {
+        let Value::Tuple(t) = view(k) else {
             return false;
         };
         for (i, v) in t.iter().enumerate() {
-            let Some(kind) = slot_kind(v) else {
+            let Some(kind) = slot_kind(view(v)) else {
                 return false;
             };
             match kinds.get(i) {
@@ -143,10 +176,17 @@ fn tuples_totally_ordered(keys: &[Value]) -> bool {
 }
 
 fn tuple_order(a: &Value, b: &Value) -> Ordering {
-    let (Value::Tuple(x), Value::Tuple(y)) = (a, b) else {
+    tuple_cmp(a, b, same)
+}
+
+/// Element-wise order of two tuples whose elements are seen through `view`.
+#[inline(always)]
+fn tuple_cmp(a: &Value, b: &Value, view: impl Fn(&Value) -> &Value) -> Ordering {
+    let (Value::Tuple(x), Value::Tuple(y)) = (view(a), view(b)) else {
         return Ordering::Equal;
     };
     for (p, q) in x.iter().zip(y.iter()) {
+        let (p, q) = (view(p), view(q));
         let o = match (p, q) {
             (Value::Str(s), Value::Str(t)) => s.as_str().cmp(t.as_str()),
             _ => num_order(p, q),

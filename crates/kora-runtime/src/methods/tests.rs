@@ -438,3 +438,52 @@ fn dict_and_set_methods() {
         "E1010: 'int' object has no attribute 'is_integer'"
     );
 }
+
+#[test]
+fn labelled_keys_sort_by_their_plain_values_and_keep_their_labels() {
+    use crate::label::{self, Tag};
+    let mut c = TestCaller::new();
+    let secret = |v: Value| label::wrap(v, Tag::classified(label::origin("sort test")));
+    let pair = |n: i64, t: &str| Value::tuple(vec![secret(i(n)), s(t)]);
+    let nums = list(vec![secret(i(3)), i(1), secret(i(2)), secret(i(1))]);
+    let tuples = list(vec![pair(2, "b"), pair(1, "z"), pair(2, "a")]);
+    let words = list(vec![secret(s("pear")), s("apple"), secret(s("fig"))]);
+    for (xs, want) in [
+        (&nums, vec![1, 1, 2, 3]),
+        (&tuples, vec![1, 2, 2]),
+        (&words, vec![5, 3, 4]),
+    ] {
+        assert_eq!(m(&mut c, xs, "sort", vec![], vec![]), "None");
+        let Value::List(items) = xs else {
+            panic!("a list")
+        };
+        let got: Vec<i64> = items
+            .borrow()
+            .iter()
+            .map(|x| match label::plain(x) {
+                Value::Int(n) => *n,
+                Value::Tuple(t) => match label::plain(&t[0]) {
+                    Value::Int(n) => *n,
+                    _ => -1,
+                },
+                Value::Str(w) => w.as_str().len() as i64,
+                _ => -1,
+            })
+            .collect();
+        assert_eq!(got, want);
+    }
+    // Stable, and every secret is still one: the plain 1 stays first of the two 1s.
+    let Value::List(items) = &nums else {
+        panic!("a list")
+    };
+    let labelled: Vec<bool> = items
+        .borrow()
+        .iter()
+        .map(|x| label::split(x).1.is_some())
+        .collect();
+    assert_eq!(labelled, vec![false, true, true, true]);
+    let Value::List(items) = &tuples else {
+        panic!("a list")
+    };
+    assert!(items.borrow().iter().all(|t| label::deep(t).is_some()));
+}

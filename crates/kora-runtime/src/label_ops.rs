@@ -1,0 +1,255 @@
+//! Operators on labelled operands: arithmetic and comparison computed on the plain values,
+//! with the joined label put back on the result without the generic wrap's detours.
+//!
+//! The generic rule (`label.rs`) is split, compute, wrap: every labelled result is a fresh
+//! `Labeled` box. In a loop over secret numbers most operands are temporaries nothing else
+//! holds (`fib(n - 1) + fib(n - 2)`, `(seed * a + c) % m`), so the result can live in an
+//! operand's box when that box already carries exactly the result's label: same bits, same
+//! origins, same release. The label is then the one `join` would have produced, so nothing
+//! about transitivity changes; only an allocation and a free are saved.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use kora_syntax::ast::{BinOp, CmpOp};
+
+use crate::error::RtResult;
+use crate::label::{self, is_scalar, Labeled, Tag};
+use crate::value::Value;
+
+/// `a op b` where at least one operand is labelled: the plain values' result, labelled with
+/// the join of both labels (an error's message is withheld when it could quote a secret).
+#[cold]
+pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
+    let (x, ta) = label::split(&a);
+    let (y, tb) = label::split(&b);
+    // The loop-counter shapes first, as `eval` does for plain ints.
+    let quick = match (x, y) {
+        (Value::Int(p), Value::Int(q)) => match op {
+            BinOp::Add => p.checked_add(*q),
+            BinOp::Sub => p.checked_sub(*q),
+            BinOp::Mul => p.checked_mul(*q),
+            _ => None,
+        },
+        _ => None,
+    };
+    let r = match quick {
+        Some(n) => Value::Int(n),
+        None => {
+            crate::arith::binary(op, x, y).map_err(|e| label::withhold(e, label::join(ta, tb)))?
+        }
+    };
+    Ok(match (ta, tb) {
+        // One side labelled: the result's label is exactly that side's, so its box fits.
+        (Some(t), None) => into_box(r, t, a),
+        (None, Some(t)) => into_box(r, t, b),
+        (Some(s), Some(t)) => {
+            let j = s.join(t);
+            if j == s {
+                into_box(r, j, a)
+            } else if j == t {
+                into_box(r, j, b)
+            } else {
+                relabel(r, j, Value::None, Value::None)
+            }
+        }
+        (None, None) => r,
+    })
+}
+
+/// `r` labelled `tag`, which is exactly `donor`'s label: in `donor`'s box when nothing else
+/// holds it, in a new box otherwise.
+#[inline]
+fn into_box(r: Value, tag: Tag, donor: Value) -> Value {
+    if !is_scalar(&r) {
+        return label::wrap(r, tag);
+    }
+    if let Value::Labeled(mut boxed) = donor {
+        // A box under an open `declassify` is held by the release too, so it is never
+        // unique here: a reused box never carries a release the result should not.
+        if let Some(inner) = Rc::get_mut(&mut boxed) {
+            inner.value = r;
+            return Value::Labeled(boxed);
+        }
+    }
+    scalar(r, tag)
+}
+
+/// `target op= rhs` where either side is labelled: as `binary`, the result going into the
+/// target's own box when nothing else holds it. On an error the target is left as it was.
+#[cold]
+pub fn update(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
+    let (x, ta) = label::split(target);
+    let (y, tb) = label::split(rhs);
+    let tag = label::join(ta, tb);
+    let r = crate::arith::binary(op, x, y).map_err(|e| label::withhold(e, tag))?;
+    let Some(tag) = tag else {
+        *target = r;
+        return Ok(());
+    };
+    let cur = std::mem::take(target);
+    *target = relabel(r, tag, cur, Value::None);
+    Ok(())
+}
+
+/// `r` labelled `tag`, in the box of `a` or `b` when one of them is a labelled scalar nothing
+/// else holds and its label is already `tag`; in a new box otherwise.
+pub fn relabel(r: Value, tag: Tag, a: Value, b: Value) -> Value {
+    if !is_scalar(&r) {
+        // Containers take the label on their leaves, in a copy: only `wrap` knows how.
+        return label::wrap(r, tag);
+    }
+    let r = match reuse(r, tag, a) {
+        Ok(v) => return v,
+        Err(r) => r,
+    };
+    let r = match reuse(r, tag, b) {
+        Ok(v) => return v,
+        Err(r) => r,
+    };
+    scalar(r, tag)
+}
+
+/// Moves `r` into `donor`'s box if the box is free to take it; gives `r` back otherwise.
+#[inline]
+fn reuse(r: Value, tag: Tag, donor: Value) -> Result<Value, Value> {
+    let Value::Labeled(mut boxed) = donor else {
+        return Err(r);
+    };
+    match Rc::get_mut(&mut boxed) {
+        // A box under an open `declassify` is held by the release too, so it is never
+        // unique here: a reused box never carries a release the result should not.
+        Some(inner) if inner.tag() == tag => {
+            inner.value = r;
+            Ok(Value::Labeled(boxed))
+        }
+        _ => Err(r),
+    }
+}
+
+/// A new box for a scalar (never a container, a cell or a labelled value) and a non-empty label.
+fn scalar(r: Value, tag: Tag) -> Value {
+    debug_assert!(is_scalar(&r) && tag.bits != 0);
+    Value::Labeled(Rc::new(Labeled {
+        bits: tag.bits,
+        secret_from: tag.secret_from,
+        untrusted_from: tag.untrusted_from,
+        release: Cell::new(tag.release),
+        value: r,
+    }))
+}
+
+/// `a op b` as a value, once labels exist: the comparison of the plain values, labelled with
+/// both operands' labels (`secret == "x"` is as secret as `secret`).
+#[cold]
+pub fn compare(op: CmpOp, a: &Value, b: &Value) -> RtResult<Value> {
+    let (ta, tb) = (label::split(a).1, label::split(b).1);
+    let r = truth(op, a, b)?;
+    Ok(match label::join(ta, tb) {
+        Some(t) => scalar(Value::Bool(r), t),
+        None => Value::Bool(r),
+    })
+}
+
+/// The truth of `a op b` where either side may be labelled, for a branch (which labels do
+/// not track, see DECISIONS.md) or for `compare` to label.
+pub fn truth(op: CmpOp, a: &Value, b: &Value) -> RtResult<bool> {
+    match op {
+        // `is` compares identity and `in` looks through labels itself: as they always did.
+        CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => crate::compare::compare_op(op, a, b),
+        _ => {
+            let (x, y) = (label::plain(a), label::plain(b));
+            if let (Value::Int(p), Value::Int(q)) = (x, y) {
+                return Ok(match op {
+                    CmpOp::Eq => p == q,
+                    CmpOp::Ne => p != q,
+                    CmpOp::Lt => p < q,
+                    CmpOp::Le => p <= q,
+                    CmpOp::Gt => p > q,
+                    _ => p >= q,
+                });
+            }
+            crate::compare::compare_op(op, x, y)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secret(v: Value) -> Value {
+        label::wrap(v, Tag::classified(label::origin("label_ops test")))
+    }
+
+    fn tag_of(v: &Value) -> Option<Tag> {
+        label::split(v).1
+    }
+
+    #[test]
+    fn a_temporary_operand_lends_its_box_and_keeps_the_label() {
+        let a = secret(Value::Int(40));
+        let before = match &a {
+            Value::Labeled(l) => Rc::as_ptr(l),
+            _ => unreachable!("wrapped"),
+        };
+        let want = tag_of(&a);
+        let r = binary(BinOp::Add, a, Value::Int(2)).expect("adds");
+        match &r {
+            Value::Labeled(l) => {
+                assert_eq!(Rc::as_ptr(l), before, "the box was reused");
+                assert!(matches!(l.value, Value::Int(42)));
+            }
+            _ => panic!("the label was lost"),
+        }
+        assert_eq!(tag_of(&r), want);
+    }
+
+    #[test]
+    fn a_shared_operand_is_left_alone() {
+        let a = secret(Value::Int(40));
+        let r = binary(BinOp::Sub, a.clone(), Value::Int(1)).expect("subtracts");
+        assert!(
+            matches!(label::plain(&a), Value::Int(40)),
+            "the operand kept its value"
+        );
+        assert!(matches!(label::plain(&r), Value::Int(39)));
+        assert!(tag_of(&r).is_some_and(Tag::is_classified));
+    }
+
+    #[test]
+    fn a_box_with_a_different_label_is_not_reused_and_both_labels_reach_the_result() {
+        let a = secret(Value::Int(1));
+        let b = label::wrap(
+            Value::Int(2),
+            Tag::unverified(label::origin("label_ops input")),
+        );
+        let r = binary(BinOp::Mul, a, b).expect("multiplies");
+        let t = tag_of(&r).expect("labelled");
+        assert!(t.is_classified() && t.is_unverified());
+        assert!(matches!(label::plain(&r), Value::Int(2)));
+    }
+
+    #[test]
+    fn a_container_result_is_labelled_on_its_leaves() {
+        let n = secret(Value::Int(2));
+        let r = binary(BinOp::Mul, Value::list(vec![Value::Int(7)]), n).expect("repeats");
+        let Value::List(items) = &r else {
+            panic!("a list")
+        };
+        assert_eq!(items.borrow().len(), 2);
+        assert!(items.borrow().iter().all(|x| tag_of(x).is_some()));
+    }
+
+    #[test]
+    fn comparisons_see_the_plain_values_and_label_the_result() {
+        let a = secret(Value::Int(3));
+        assert_eq!(truth(CmpOp::Lt, &a, &Value::Int(4)).ok(), Some(true));
+        assert_eq!(truth(CmpOp::Eq, &Value::Float(3.0), &a).ok(), Some(true));
+        let r = compare(CmpOp::Ge, &a, &Value::Int(4)).expect("compares");
+        assert!(matches!(label::plain(&r), Value::Bool(false)));
+        assert!(tag_of(&r).is_some_and(Tag::is_classified));
+        let plain = compare(CmpOp::Lt, &Value::Int(1), &Value::Int(2)).expect("compares");
+        assert!(matches!(plain, Value::Bool(true)));
+    }
+}

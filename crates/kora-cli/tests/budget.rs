@@ -10,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kora_testkit::{Behaviour, FakeProvider};
+use kora_testkit::{Behaviour, FakeProvider, StreamOpts};
 use support::Run;
 
 fn setup(name: &str, fake: &FakeProvider, program: &str) -> PathBuf {
@@ -523,4 +523,31 @@ fn a_tool_loop_is_charged_the_tokens_of_its_turns() {
     let r = kora(&d, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, "tool ran for Paris\nok Paris 21\n40\n");
+}
+
+#[test]
+fn a_stream_that_reports_no_usage_is_charged_an_estimate() {
+    // llama.cpp's Python server streams without a usage frame; charging nothing would let a
+    // streamed call through any token budget for free.
+    let program = "budget(max_tokens=100000):\n    r: Result[str] = analyze(\"a ticket about a crash\", \"Headline?\")\n        on token(piece):\n            pass\n    print(remaining(\"tokens\") < 100000)\n";
+    let silent = FakeProvider::start();
+    silent.push(Behaviour::Stream(
+        vec!["Export ".into(), "crashes".into()],
+        StreamOpts::default(),
+    ));
+    let r = kora(&setup("stream-no-usage", &silent, program), None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "True\n", "an estimate was charged");
+
+    let honest = FakeProvider::start();
+    honest.push(Behaviour::Stream(
+        vec!["Export ".into(), "crashes".into()],
+        StreamOpts {
+            usage: Some((0, 0)),
+            ..StreamOpts::default()
+        },
+    ));
+    let r = kora(&setup("stream-zero-usage", &honest, program), None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "False\n", "a reported count stands, even zero");
 }

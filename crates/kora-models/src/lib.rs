@@ -11,6 +11,7 @@ pub mod retry;
 pub mod schema;
 pub mod stream;
 pub mod transport;
+mod usage_estimate;
 
 pub use config::{Api, ApiKey, ConfigError, ModelEntry, Settings, Structured};
 pub use request::{build_body, ImageData, Request, ToolSpec, Turn};

@@ -44,6 +44,9 @@ pub struct Reply {
     pub content: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
+    /// Whether the server said how many tokens it used; when it did not, the transport
+    /// charges an estimate instead (`usage_estimate.rs`).
+    pub usage_reported: bool,
     /// OpenAI's explicit refusal text, when the model refused instead of answering.
     pub refusal: Option<String>,
     /// One record per HTTP attempt the transport made (empty for a reply parsed directly).
@@ -170,7 +173,8 @@ pub fn parse_openai(body: &[u8]) -> Result<Reply, MalformedReply> {
         .get("message")
         .filter(|m| m.is_object())
         .ok_or_else(|| bad("reply's first choice has no message"))?;
-    let usage = v.get("usage").map_or(Usage::default(), |u| Usage {
+    let reported = v.get("usage").filter(|u| u.is_object());
+    let usage = reported.map_or(Usage::default(), |u| Usage {
         input_tokens: u64_at(u, "prompt_tokens"),
         output_tokens: u64_at(u, "completion_tokens"),
     });
@@ -178,6 +182,7 @@ pub fn parse_openai(body: &[u8]) -> Result<Reply, MalformedReply> {
         content: content_text(message.get("content"))?,
         tool_calls: tool_calls(message.get("tool_calls"))?,
         usage,
+        usage_reported: reported.is_some(),
         refusal: message
             .get("refusal")
             .and_then(Value::as_str)
@@ -204,6 +209,7 @@ pub fn parse_ollama(body: &[u8]) -> Result<Reply, MalformedReply> {
             input_tokens: u64_at(&v, "prompt_eval_count"),
             output_tokens: u64_at(&v, "eval_count"),
         },
+        usage_reported: v.get("prompt_eval_count").is_some() || v.get("eval_count").is_some(),
         refusal: None,
         attempts: Vec::new(),
     })

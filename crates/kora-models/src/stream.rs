@@ -437,6 +437,7 @@ impl Assembler {
 
     pub fn finish(self) -> Reply {
         let usage = self.usage();
+        let reported = self.usage.is_some();
         let tool_calls = self
             .calls
             .into_iter()
@@ -451,6 +452,7 @@ impl Assembler {
             content: self.content,
             tool_calls,
             usage,
+            usage_reported: reported,
             refusal: None,
             attempts: Vec::new(),
         }

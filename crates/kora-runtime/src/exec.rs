@@ -454,20 +454,8 @@ impl Interp<'_> {
             Target::Index(o, i) => {
                 if let hir::ExprKind::Local(s) = &o.kind {
                     let idx = self.operand(i)?;
-                    if let (Value::List(l), Value::Int(n)) =
-                        (&self.stack[self.base + *s as usize], &idx)
-                    {
-                        // `xs[i] += v` on numbers updates the element where it lies.
-                        let mut l = l.borrow_mut();
-                        let len = l.len() as i64;
-                        let k = if *n < 0 { n + len } else { *n };
-                        if k >= 0 && k < len {
-                            let slot = &mut l[k as usize];
-                            if let Some(v) = fast_arith(op, slot, &rhs) {
-                                *slot = v;
-                                return Ok(());
-                            }
-                        }
+                    if numbers_in_place(&self.stack[self.base + *s as usize], &idx, op, &rhs) {
+                        return Ok(());
                     }
                     let obj = self.stack[self.base + *s as usize].clone();
                     let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
@@ -476,18 +464,8 @@ impl Interp<'_> {
                 }
                 let obj = self.operand(o)?;
                 let idx = self.operand(i)?;
-                if let (Value::List(l), Value::Int(n)) = (&obj, &idx) {
-                    // `xs[i] += v` on numbers updates the element where it lies.
-                    let mut l = l.borrow_mut();
-                    let len = l.len() as i64;
-                    let k = if *n < 0 { n + len } else { *n };
-                    if k >= 0 && k < len {
-                        let slot = &mut l[k as usize];
-                        if let Some(v) = fast_arith(op, slot, &rhs) {
-                            *slot = v;
-                            return Ok(());
-                        }
-                    }
+                if numbers_in_place(&obj, &idx, op, &rhs) {
+                    return Ok(());
                 }
                 let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
                 crate::arith::inplace(op, &mut cur, &rhs)?;
@@ -532,6 +510,29 @@ impl Interp<'_> {
 /// Int `+ - * // %` and float `+ - *` (division by a non-zero divisor) without leaving the caller;
 /// `None` sends everything else, overflow included, to the general path.
 #[inline(always)]
+/// `xs[i] op= v` where `xs` is a list and both numbers: the element is updated where it
+/// lies. `false` leaves everything as it was for the general path (any other operands, an
+/// index out of range, which that path reports).
+fn numbers_in_place(list: &Value, idx: &Value, op: BinOp, rhs: &Value) -> bool {
+    let (Value::List(l), Value::Int(n)) = (list, idx) else {
+        return false;
+    };
+    let mut l = l.borrow_mut();
+    let len = l.len() as i64;
+    let k = if *n < 0 { n + len } else { *n };
+    if k < 0 || k >= len {
+        return false;
+    }
+    let slot = &mut l[k as usize];
+    match fast_arith(op, slot, rhs) {
+        Some(v) => {
+            *slot = v;
+            true
+        }
+        None => false,
+    }
+}
+
 pub(crate) fn fast_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     match (a, b) {
         (Value::Int(a), Value::Int(b)) => match op {

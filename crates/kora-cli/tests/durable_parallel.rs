@@ -180,8 +180,7 @@ fn kill_at_every_append(name: &str, program: &str, first: bool) {
             &[("KORA_PARALLEL_WIDTH", "8")],
         );
         let err = text(&out.stderr);
-        if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
-            assert!(err.contains("fs.append"), "{ctx}: {err}");
+        if support::stopped_on_unknown_write(&out, "fs.append", &ctx) {
             unknown += 1;
             continue;
         }

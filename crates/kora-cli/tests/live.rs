@@ -18,9 +18,9 @@
 //! shows input tokens spent on the live model for every example that sends no image (a
 //! text-only model may refuse an image; that call is `Failed`, which the program prints).
 
-use std::io::Write;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -97,22 +97,11 @@ fn the_model_examples_run_against_a_live_server() {
         let src = std::fs::read_to_string(&ko).expect("example");
         std::fs::write(d.join(&name), &src).expect("copy example");
         let args = std::fs::read_to_string(ko.with_extension("args")).unwrap_or_default();
-        let input = std::fs::read(ko.with_extension("in")).unwrap_or_default();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kora"))
-            .args(["run", "--no-trace", "--report", "cost"])
-            .arg(d.join(&name))
-            .args(args.split_whitespace())
-            .current_dir(&d)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kora runs");
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin.write_all(&input).expect("stdin");
-        }
-        let out = child.wait_with_output().expect("kora ends");
+        let input = std::fs::read_to_string(ko.with_extension("in")).unwrap_or_default();
+        let program = name.to_string_lossy();
+        let mut argv = vec!["run", "--no-trace", "--report", "cost", program.as_ref()];
+        argv.extend(args.split_whitespace());
+        let out = support::kora_input(&d, &argv, None, &input);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         eprintln!("=== {}\n{stdout}{stderr}", Path::new(&name).display());

@@ -28,13 +28,7 @@ impl Interp<'_> {
     ) -> RtResult<Value> {
         let name = c.def.name.as_str();
         if let Some(t) = self.tracing.as_mut() {
-            let id = t.sink.open_named(
-                SpanKind::Agent,
-                "invoke_agent ",
-                name,
-                t.open.last().copied(),
-                SystemTime::now(),
-            );
+            let id = t.open_nested(SpanKind::Agent, "invoke_agent ", name, SystemTime::now());
             t.sink.attr(
                 id,
                 "gen_ai.operation.name",
@@ -45,7 +39,6 @@ impl Interp<'_> {
                 t.sink
                     .attr(id, "kora.agent.isolated", AttrValue::Bool(true));
             }
-            t.open.push(id);
             t.spend.push(Spend::default());
         }
         let r = self.invoke_plain(c, base, npos, kw);

@@ -65,15 +65,7 @@ impl Interp<'_> {
             return;
         };
         let model = obs.model.as_deref().unwrap_or("unknown");
-        let id = t.sink.open_named(
-            SpanKind::ModelCall,
-            "chat ",
-            model,
-            t.open.last().copied(),
-            start,
-        );
-        t.open.push(id);
-        obs.span = Some(id);
+        obs.span = Some(t.open_nested(SpanKind::ModelCall, "chat ", model, start));
     }
 
     /// Reports one finished model call (and its attempts) to the tracer.

@@ -28,20 +28,13 @@ impl Interp<'_> {
     pub(crate) fn open_tool_span(&mut self, seen: &ToolObs) -> Option<SpanId> {
         let t = self.tracing.as_mut()?;
         let name = seen.name.as_deref().unwrap_or("unknown");
-        let id = t.sink.open_named(
-            SpanKind::ToolCall,
-            "execute_tool ",
-            name,
-            t.open.last().copied(),
-            seen.start,
-        );
+        let id = t.open_nested(SpanKind::ToolCall, "execute_tool ", name, seen.start);
         t.sink.attr(
             id,
             "gen_ai.operation.name",
             AttrValue::Static("execute_tool"),
         );
         t.sink.attr_str(id, "gen_ai.tool.name", name);
-        t.open.push(id);
         Some(id)
     }
 

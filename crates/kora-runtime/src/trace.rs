@@ -122,6 +122,22 @@ pub struct Tracing<'io> {
 }
 
 impl Tracing<'_> {
+    /// Opens `head` + `tail` under the innermost open span and makes it the innermost, so
+    /// what runs inside it (a tool's agent, a model call's tools) nests under it.
+    pub(crate) fn open_nested(
+        &mut self,
+        kind: SpanKind,
+        head: &'static str,
+        tail: &str,
+        start: SystemTime,
+    ) -> SpanId {
+        let id = self
+            .sink
+            .open_named(kind, head, tail, self.open.last().copied(), start);
+        self.open.push(id);
+        id
+    }
+
     pub(crate) fn charge(&mut self, s: Spend) {
         if let Some(top) = self.spend.last_mut() {
             top.add(s);

@@ -129,3 +129,14 @@ pub fn kora_main(d: &Path, args: &[&str]) -> Run {
 pub fn kill_points(appends: usize) -> impl Iterator<Item = String> {
     (1..=appends).flat_map(|at| [at.to_string(), format!("{at}.half")])
 }
+
+/// Whether a resume stopped on a write left between its attempt and its outcome (exit 1,
+/// "whether it happened is unknown"); the message must name `call`, the write's site.
+pub fn stopped_on_unknown_write(out: &Output, call: &str, ctx: &str) -> bool {
+    let err = text(&out.stderr);
+    if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
+        assert!(err.contains(call), "{ctx}: {err}");
+        return true;
+    }
+    false
+}

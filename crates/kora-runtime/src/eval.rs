@@ -626,7 +626,7 @@ type Kwargs = Vec<(Sym, Value)>;
 
 /// An int comparison's answer, or `None` for `in`/`is`, which take the general path.
 #[inline(always)]
-fn int_compare(op: CmpOp, x: i64, y: i64) -> Option<bool> {
+pub(crate) fn int_compare(op: CmpOp, x: i64, y: i64) -> Option<bool> {
     match op {
         CmpOp::Lt => Some(x < y),
         CmpOp::Le => Some(x <= y),

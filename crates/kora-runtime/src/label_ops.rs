@@ -160,14 +160,9 @@ pub fn truth(op: CmpOp, a: &Value, b: &Value) -> RtResult<bool> {
         _ => {
             let (x, y) = (label::plain(a), label::plain(b));
             if let (Value::Int(p), Value::Int(q)) = (x, y) {
-                return Ok(match op {
-                    CmpOp::Eq => p == q,
-                    CmpOp::Ne => p != q,
-                    CmpOp::Lt => p < q,
-                    CmpOp::Le => p <= q,
-                    CmpOp::Gt => p > q,
-                    _ => p >= q,
-                });
+                if let Some(r) = crate::eval::int_compare(op, *p, *q) {
+                    return Ok(r);
+                }
             }
             crate::compare::compare_op(op, x, y)
         }

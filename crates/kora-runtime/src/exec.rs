@@ -358,6 +358,12 @@ impl Interp<'_> {
     }
 
     fn set_attr(&mut self, obj: &Value, name: hir::Sym, v: Value) -> RtResult<()> {
+        if let Value::Labeled(l) = obj {
+            // A record read through a label is the record itself: the field changes there.
+            if let Value::Record(_) = &l.value {
+                return self.set_attr(&l.value.clone(), name, v);
+            }
+        }
         if let Value::Record(r) = obj {
             let rec = self.prog.record(r.ty);
             if let Some(i) = rec.fields.iter().position(|f| f.name == name) {
@@ -398,7 +404,8 @@ impl Interp<'_> {
         if let Target::Local(s) = t {
             let idx = self.base + *s as usize;
             let mut cur = std::mem::take(&mut self.stack[idx]);
-            let labelled = matches!(cur, Value::Labeled(_))
+            // `x = x + y` makes a new value: a view's shared container must not grow.
+            let labelled = matches!(&cur, Value::Labeled(l) if !crate::label::is_mutable_container(&l.value))
                 && crate::arith::inplace(BinOp::Add, &mut cur, &rhs).is_ok();
             let done = labelled
                 || match (&mut cur, &rhs) {
@@ -459,7 +466,9 @@ impl Interp<'_> {
                     }
                     let obj = self.stack[self.base + *s as usize].clone();
                     let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
-                    crate::arith::inplace(op, &mut cur, &rhs)?;
+                    if updated_in_place(op, &mut cur, &rhs)? {
+                        return Ok(());
+                    }
                     return crate::index::set_index(&obj, &idx, cur);
                 }
                 let obj = self.operand(o)?;
@@ -468,13 +477,17 @@ impl Interp<'_> {
                     return Ok(());
                 }
                 let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
-                crate::arith::inplace(op, &mut cur, &rhs)?;
+                if updated_in_place(op, &mut cur, &rhs)? {
+                    return Ok(());
+                }
                 crate::index::set_index(&obj, &idx, cur)
             }
             Target::Attr(o, name) => {
                 let obj = self.eval(o)?;
                 let mut cur = self.get_attr(&obj, *name)?;
-                crate::arith::inplace(op, &mut cur, &rhs)?;
+                if updated_in_place(op, &mut cur, &rhs)? {
+                    return Ok(());
+                }
                 self.set_attr(&obj, *name, cur)
             }
             _ => {
@@ -505,6 +518,15 @@ impl Interp<'_> {
             Target::Tuple(_) | Target::Discard => Value::None,
         })
     }
+}
+
+/// `cur op= rhs`, and whether `cur` was a view whose container changed in place: then the
+/// element or field already is that container, and storing the view back would put the
+/// read's label on it for every other reader (Python stores the same object back).
+fn updated_in_place(op: BinOp, cur: &mut Value, rhs: &Value) -> RtResult<bool> {
+    let before = crate::label::viewed(cur);
+    crate::arith::inplace(op, cur, rhs)?;
+    Ok(before.is_some() && before == crate::label::viewed(cur))
 }
 
 /// Int `+ - * // %` and float `+ - *` (division by a non-zero divisor) without leaving the caller;

@@ -12,6 +12,15 @@
 //! gives the classified value. An operation that flattens a container into one value (`str`,
 //! an f-string, `json.encode`, `"".join`) labels its result with every label inside it.
 //!
+//! A list, dict, set or record *reached through* a label (`d[secret_key]`, `xs[secret_i]`,
+//! `classified(rows)`) is a *view*: a `Labeled` box around the same `Rc`, so a mutation
+//! through it reaches the one container every other path sees (`d.setdefault(k, []).append(x)`
+//! works as in Python). Everything read through a view carries its label, as if each leaf
+//! were labelled; what is written through it is stored as it is, exactly as writing into a
+//! copy of the container stored it (DECISIONS.md, "A container reached through a label is a
+//! view"). Tuples and outcomes are immutable, so they are rebuilt one level instead, their
+//! mutable insides becoming views.
+//!
 //! Where a label came from (`classified(...)` at main.ko:3:7, `env.get("KEY")`) is an
 //! *origin*, interned in a process-wide table so the number crosses threads in a `Portable`.
 //! A `declassify x for SINK:` block is a *release*: an id, active while the block runs,
@@ -154,20 +163,22 @@ pub fn any() -> bool {
 
 /// Puts `tag` on `v` (joined with a label it already has).
 ///
-/// Containers, records and outcomes are never labelled themselves: the label goes down to
-/// their leaves, in a copy, so shape stays public and every consumer of elements (a loop, a
-/// callback, a pattern) meets the label on the element it reads.
+/// A list, dict, set or record gets a view (the box shares the container); a tuple or an
+/// outcome is rebuilt one level with each part wrapped, so shape stays public and every
+/// consumer of elements (a loop, a callback, a pattern) meets the label on what it reads.
 pub fn wrap(v: Value, tag: Tag) -> Value {
     if tag.bits == 0 {
         return v;
     }
     ANY.store(true, Ordering::Relaxed);
-    if is_container(&v) {
-        return map_leaves(&v, &mut |x| wrap(x.clone(), tag));
-    }
-    if let Value::Cell(c) = &v {
-        let inner = c.borrow().clone();
-        return wrap(inner, tag);
+    match &v {
+        Value::Tuple(xs) => return Value::tuple(xs.iter().map(|x| wrap(x.clone(), tag)).collect()),
+        Value::Outcome(o) => return Value::outcome(o.tag, wrap(o.payload.clone(), tag)),
+        Value::Cell(c) => {
+            let inner = c.borrow().clone();
+            return wrap(inner, tag);
+        }
+        _ => {}
     }
     let (inner, tag) = match v {
         // Already carrying everything `tag` adds: the same box serves, as a copy of the
@@ -183,6 +194,58 @@ pub fn wrap(v: Value, tag: Tag) -> Value {
         release: Cell::new(tag.release),
         value: inner,
     }))
+}
+
+/// Containers that change in place, which a label reaches as a view rather than a copy.
+#[inline]
+pub(crate) fn is_mutable_container(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Record(_)
+    )
+}
+
+/// The container a view shares, when `v` is one: for telling whether an update changed the
+/// container in place or made a new value.
+pub(crate) fn viewed(v: &Value) -> Option<*const ()> {
+    let Value::Labeled(l) = v else {
+        return None;
+    };
+    match &l.value {
+        Value::List(x) => Some(Rc::as_ptr(x) as *const ()),
+        Value::Dict(x) => Some(Rc::as_ptr(x) as *const ()),
+        Value::Set(x) => Some(Rc::as_ptr(x) as *const ()),
+        Value::Record(x) => Some(Rc::as_ptr(x) as *const ()),
+        _ => None,
+    }
+}
+
+/// A view of a list or record opened one level: a new container whose elements (fields)
+/// are the view's, each carrying its label. For a pattern, which binds the parts; `None` for
+/// anything else.
+pub(crate) fn opened(v: &Value) -> Option<Value> {
+    let Value::Labeled(l) = v else {
+        return None;
+    };
+    let tag = l.tag();
+    match &l.value {
+        Value::List(xs) => Some(Value::list(
+            xs.borrow().iter().map(|x| wrap(x.clone(), tag)).collect(),
+        )),
+        Value::Record(r) => Some(Value::Record(Rc::new(Record {
+            ty: r.ty,
+            fields: std::cell::RefCell::new(
+                r.fields.borrow().iter().map(|x| wrap(x.clone(), tag)).collect(),
+            ),
+        }))),
+        _ => None,
+    }
+}
+
+/// A copy of `v` in which no view is left: each view's container copied with its label on
+/// every leaf, what a rendering shows.
+pub(crate) fn expand(v: &Value) -> Value {
+    map_leaves(v, &mut |x| x.clone())
 }
 
 /// Puts an optional label on `v`.
@@ -272,21 +335,10 @@ pub fn each_labeled(v: &Value, f: &mut dyn FnMut(&Labeled)) {
     }
 }
 
-fn is_container(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::List(_)
-            | Value::Tuple(_)
-            | Value::Dict(_)
-            | Value::Set(_)
-            | Value::Record(_)
-            | Value::Outcome(_)
-    )
-}
-
 /// A copy of `v` with `f` applied to every leaf (anything but a list, tuple, dict, set,
-/// record or outcome), the containers rebuilt around the results. Past a nesting depth of
-/// 64 (a list that contains itself) the rest is shared, not copied.
+/// record or outcome), the containers rebuilt around the results. A view is copied as the
+/// container it shares with its label on each leaf `f` sees. Past a nesting depth of 64 (a
+/// list that contains itself) the rest is shared, not copied.
 pub fn map_leaves(v: &Value, f: &mut dyn FnMut(&Value) -> Value) -> Value {
     fn go(v: &Value, depth: usize, f: &mut dyn FnMut(&Value) -> Value) -> Value {
         if depth > 64 {
@@ -294,6 +346,10 @@ pub fn map_leaves(v: &Value, f: &mut dyn FnMut(&Value) -> Value) -> Value {
         }
         let d = depth + 1;
         match v {
+            Value::Labeled(l) if is_mutable_container(&l.value) => {
+                let tag = l.tag();
+                go(&l.value, d, &mut |x: &Value| f(&wrap(x.clone(), tag)))
+            }
             Value::List(xs) => Value::list(xs.borrow().iter().map(|x| go(x, d, f)).collect()),
             Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| go(x, d, f)).collect()),
             Value::Dict(m) => Value::dict(

@@ -70,6 +70,12 @@ impl Interp<'_> {
     }
 
     fn match_pattern(&mut self, p: &Pattern, v: &Value) -> RtResult<bool> {
+        if let (Pattern::Record(..) | Pattern::Sequence(_), Value::Labeled(_)) = (p, v) {
+            // A list or record read through a label: the parts bind with its label.
+            if let Some(parts) = crate::label::opened(v) {
+                return self.match_pattern(p, &parts);
+            }
+        }
         Ok(match p {
             Pattern::Wildcard => true,
             Pattern::Bind(t) => {

@@ -118,3 +118,17 @@ fn a_container_read_through_a_secret_is_refused_by_a_model_until_released() {
     assert_eq!(fake.count(), 1);
     assert!(sent.contains("41"), "{sent}");
 }
+
+#[test]
+fn classified_of_a_list_patterns_and_copies_keep_aliasing_and_the_label() {
+    let fake = FakeProvider::start();
+    let d = project("classified-list", &fake);
+    let out = stdout_of(
+        &d,
+        "use json\nxs: list[list[int]] = [[1]]\ns = classified(xs)\ns[0].append(2)\nprint(xs)\nprint(s)\nmatch s:\n    case [first]:\n        print(first)\n        first.append(3)\n    case _:\n        print(\"no\")\nprint(xs)\nprint(len(s))\nprint(list(s))\nprint(json.encode(s))\nprint(s == [[1, 2, 3]])",
+    );
+    assert_eq!(
+        out,
+        "[[1, 2]]\n[[__CLASSIFIED__, __CLASSIFIED__]]\n[__CLASSIFIED__, __CLASSIFIED__]\n[[1, 2, 3]]\n1\n[[__CLASSIFIED__, __CLASSIFIED__, __CLASSIFIED__]]\n__CLASSIFIED__\n__CLASSIFIED__\n"
+    );
+}

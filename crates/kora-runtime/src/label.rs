@@ -602,6 +602,39 @@ mod tests {
     }
 
     #[test]
+    fn a_labelled_list_is_a_view_of_the_same_list() {
+        let xs = Value::list(vec![Value::Int(1)]);
+        let view = wrap(xs.clone(), Tag::classified(origin("test")));
+        let (Value::List(a), (Value::List(b), Some(tag))) = (&xs, split(&view)) else {
+            panic!("a labelled box around the list")
+        };
+        assert!(Rc::ptr_eq(a, b) && tag.is_classified());
+        b.borrow_mut().push(Value::Int(2));
+        assert_eq!(a.borrow().len(), 2, "the push reached the shared list");
+        // Rendered and revealed as the copy with labelled leaves used to be.
+        let shown = expand(&view);
+        let Value::List(c) = &shown else {
+            panic!("a list")
+        };
+        assert!(c.borrow().iter().all(|x| split(x).1.is_some()));
+        assert!(deep(&reveal(&view)).is_none());
+    }
+
+    #[test]
+    fn a_labelled_tuple_is_rebuilt_with_views_inside() {
+        let inner = Value::list(vec![]);
+        let t = wrap(
+            Value::tuple(vec![Value::Int(1), inner.clone()]),
+            Tag::classified(origin("test")),
+        );
+        let Value::Tuple(parts) = &t else {
+            panic!("still a tuple")
+        };
+        assert!(split(&parts[0]).1.is_some());
+        assert_eq!(viewed(&parts[1]), viewed(&wrap(inner, Tag::classified(1))));
+    }
+
+    #[test]
     fn a_release_is_honoured_only_while_open() {
         let secret = wrap(Value::str("s"), Tag::classified(origin("test")));
         let r = release(&secret, "local");

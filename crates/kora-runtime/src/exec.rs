@@ -529,12 +529,10 @@ fn updated_in_place(op: BinOp, cur: &mut Value, rhs: &Value) -> RtResult<bool> {
     Ok(before.is_some() && before == crate::label::viewed(cur))
 }
 
-/// Int `+ - * // %` and float `+ - *` (division by a non-zero divisor) without leaving the caller;
-/// `None` sends everything else, overflow included, to the general path.
-#[inline(always)]
 /// `xs[i] op= v` where `xs` is a list and both numbers: the element is updated where it
 /// lies. `false` leaves everything as it was for the general path (any other operands, an
 /// index out of range, which that path reports).
+#[inline(always)]
 fn numbers_in_place(list: &Value, idx: &Value, op: BinOp, rhs: &Value) -> bool {
     let (Value::List(l), Value::Int(n)) = (list, idx) else {
         return false;
@@ -555,6 +553,9 @@ fn numbers_in_place(list: &Value, idx: &Value, op: BinOp, rhs: &Value) -> bool {
     }
 }
 
+/// Int `+ - * // %` and float `+ - *` (division by a non-zero divisor) without leaving the caller;
+/// `None` sends everything else, overflow included, to the general path.
+#[inline(always)]
 pub(crate) fn fast_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     match (a, b) {
         (Value::Int(a), Value::Int(b)) => match op {

@@ -380,7 +380,10 @@ impl Interp<'_> {
                         ),
                     ));
                 }
-                r.fields.borrow_mut()[i] = v;
+                let mut fields = r.fields.borrow_mut();
+                if !crate::label::is_view_of(&v, &fields[i]) {
+                    fields[i] = v;
+                }
                 return Ok(());
             }
             return Err(RtError::new(
@@ -466,9 +469,7 @@ impl Interp<'_> {
                     }
                     let obj = self.stack[self.base + *s as usize].clone();
                     let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
-                    if updated_in_place(op, &mut cur, &rhs)? {
-                        return Ok(());
-                    }
+                    crate::arith::inplace(op, &mut cur, &rhs)?;
                     return crate::index::set_index(&obj, &idx, cur);
                 }
                 let obj = self.operand(o)?;
@@ -477,17 +478,13 @@ impl Interp<'_> {
                     return Ok(());
                 }
                 let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
-                if updated_in_place(op, &mut cur, &rhs)? {
-                    return Ok(());
-                }
+                crate::arith::inplace(op, &mut cur, &rhs)?;
                 crate::index::set_index(&obj, &idx, cur)
             }
             Target::Attr(o, name) => {
                 let obj = self.eval(o)?;
                 let mut cur = self.get_attr(&obj, *name)?;
-                if updated_in_place(op, &mut cur, &rhs)? {
-                    return Ok(());
-                }
+                crate::arith::inplace(op, &mut cur, &rhs)?;
                 self.set_attr(&obj, *name, cur)
             }
             _ => {
@@ -518,15 +515,6 @@ impl Interp<'_> {
             Target::Tuple(_) | Target::Discard => Value::None,
         })
     }
-}
-
-/// `cur op= rhs`, and whether `cur` was a view whose container changed in place: then the
-/// element or field already is that container, and storing the view back would put the
-/// read's label on it for every other reader (Python stores the same object back).
-fn updated_in_place(op: BinOp, cur: &mut Value, rhs: &Value) -> RtResult<bool> {
-    let before = crate::label::viewed(cur);
-    crate::arith::inplace(op, cur, rhs)?;
-    Ok(before.is_some() && before == crate::label::viewed(cur))
 }
 
 /// `xs[i] op= v` where `xs` is a list and both numbers: the element is updated where it

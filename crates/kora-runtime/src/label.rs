@@ -205,17 +205,31 @@ pub(crate) fn is_mutable_container(v: &Value) -> bool {
     )
 }
 
-/// The container a view shares, when `v` is one: for telling whether an update changed the
-/// container in place or made a new value.
-pub(crate) fn viewed(v: &Value) -> Option<*const ()> {
-    let Value::Labeled(l) = v else {
-        return None;
-    };
-    match &l.value {
+/// Whether `new` is a view of the very container `stored` is: storing it there would only
+/// put a read's label on the container for every other reader (`d[k] += [x]` through a
+/// secret key changes the list in `d` and stores it back; Python stores the same object).
+#[inline]
+pub(crate) fn is_view_of(new: &Value, stored: &Value) -> bool {
+    match new {
+        Value::Labeled(_) => viewed(new).is_some() && viewed(new) == container_ptr(stored),
+        _ => false,
+    }
+}
+
+fn container_ptr(v: &Value) -> Option<*const ()> {
+    match v {
         Value::List(x) => Some(Rc::as_ptr(x) as *const ()),
         Value::Dict(x) => Some(Rc::as_ptr(x) as *const ()),
         Value::Set(x) => Some(Rc::as_ptr(x) as *const ()),
         Value::Record(x) => Some(Rc::as_ptr(x) as *const ()),
+        _ => None,
+    }
+}
+
+/// The container a view shares, when `v` is one.
+pub(crate) fn viewed(v: &Value) -> Option<*const ()> {
+    match v {
+        Value::Labeled(l) => container_ptr(&l.value),
         _ => None,
     }
 }

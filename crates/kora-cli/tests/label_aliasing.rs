@@ -19,9 +19,8 @@ fn project(name: &str, fake: &FakeProvider) -> PathBuf {
 }
 
 fn run(d: &PathBuf, body: &str) -> Output {
-    let src = format!(
-        "secret = classified(\"{SECRET}\")\ntype Box:\n    items: list[int]\n{body}\n"
-    );
+    let src =
+        format!("secret = classified(\"{SECRET}\")\ntype Box:\n    items: list[int]\n{body}\n");
     std::fs::write(d.join("main.ko"), src).expect("program");
     kora(d, &["run", "main.ko"], None)
 }
@@ -30,8 +29,15 @@ fn run(d: &PathBuf, body: &str) -> Output {
 fn stdout_of(d: &PathBuf, body: &str) -> String {
     let out = run(d, body);
     let (so, se) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "exit {:?}\n{so}{se}", out.status.code());
-    assert!(!so.contains("hunter2") && !se.contains("hunter2"), "{so}{se}");
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{so}{se}",
+        out.status.code()
+    );
+    assert!(
+        !so.contains("hunter2") && !se.contains("hunter2"),
+        "{so}{se}"
+    );
     so
 }
 
@@ -101,7 +107,10 @@ fn a_container_read_through_a_secret_is_refused_by_a_model_until_released() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("E1341") && !err.contains("hunter2"), "{err}");
     assert_eq!(fake.count(), 0);
-    let out = run(&d, "d: dict[str, list[int]] = {secret: []}\nr = analyze(d[secret], \"look\")");
+    let out = run(
+        &d,
+        "d: dict[str, list[int]] = {secret: []}\nr = analyze(d[secret], \"look\")",
+    );
     assert!(text(&out.stderr).contains("E1341"), "{}", text(&out.stderr));
     assert_eq!(fake.count(), 0);
     // Released for the model, the list (with what was appended through the key) is sent.
@@ -109,11 +118,7 @@ fn a_container_read_through_a_secret_is_refused_by_a_model_until_released() {
         &d,
         "groups: dict[str, list[int]] = {}\ngroups.setdefault(secret, []).append(41)\ndeclassify secret for default:\n    r = analyze(groups[secret], \"look\")\nprint(\"sent\")",
     );
-    assert!(
-        text(&out.stdout).contains("sent"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stdout).contains("sent"), "{}", text(&out.stderr));
     let sent: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
     assert_eq!(fake.count(), 1);
     assert!(sent.contains("41"), "{sent}");

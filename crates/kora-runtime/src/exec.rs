@@ -381,7 +381,7 @@ impl Interp<'_> {
                     ));
                 }
                 let mut fields = r.fields.borrow_mut();
-                if !crate::label::is_view_of(&v, &fields[i]) {
+                if !crate::label_view::is_view_of(&v, &fields[i]) {
                     fields[i] = v;
                 }
                 return Ok(());
@@ -408,7 +408,7 @@ impl Interp<'_> {
             let idx = self.base + *s as usize;
             let mut cur = std::mem::take(&mut self.stack[idx]);
             // `x = x + y` makes a new value: a view's shared container must not grow.
-            let labelled = matches!(&cur, Value::Labeled(l) if !crate::label::is_mutable_container(&l.value))
+            let labelled = matches!(&cur, Value::Labeled(l) if !crate::label_view::is_mutable_container(&l.value))
                 && crate::arith::inplace(BinOp::Add, &mut cur, &rhs).is_ok();
             let done = labelled
                 || match (&mut cur, &rhs) {

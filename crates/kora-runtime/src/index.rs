@@ -151,7 +151,7 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
             let len = l.len();
             match normalize(i, len).and_then(|i| l.get_mut(i)) {
                 Some(slot) => {
-                    if !crate::label::is_view_of(&val, slot) {
+                    if !crate::label_view::is_view_of(&val, slot) {
                         *slot = val;
                     }
                     Ok(())
@@ -164,7 +164,9 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
             let mut d = d.borrow_mut();
             if let Value::Labeled(_) = &val {
                 // `d[k] += [x]` through a label changed the list in `d`: it stays as it was.
-                if d.get(&k).is_some_and(|slot| crate::label::is_view_of(&val, slot)) {
+                if d.get(&k)
+                    .is_some_and(|slot| crate::label_view::is_view_of(&val, slot))
+                {
                     return Ok(());
                 }
             }

@@ -85,7 +85,9 @@ pub(crate) fn apply(
                 label::reveal(&v)
             }
             Mode::Shape => match v {
-                Value::Labeled(l) if label::is_mutable_container(&l.value) => l.value.clone(),
+                Value::Labeled(l) if crate::label_view::is_mutable_container(&l.value) => {
+                    l.value.clone()
+                }
                 Value::Labeled(l) => {
                     tag = label::join(tag, Some(l.tag()));
                     l.value.clone()

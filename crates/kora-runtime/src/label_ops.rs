@@ -26,8 +26,7 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     }
     let (x, ta) = label::split(&a);
     let (y, tb) = label::split(&b);
-    let r =
-        crate::arith::binary(op, x, y).map_err(|e| label::withhold(e, label::join(ta, tb)))?;
+    let r = crate::arith::binary(op, x, y).map_err(|e| label::withhold(e, label::join(ta, tb)))?;
     Ok(match (ta, tb) {
         // One side labelled: the result's label is exactly that side's, so its box fits.
         (Some(t), None) => into_box(r, t, a),
@@ -306,9 +305,15 @@ mod tests {
         assert!(tag_of(&r).is_some_and(Tag::is_classified));
         let kept = r.clone();
         let m = binary(BinOp::Mod, r, Value::Int(-5)).expect("mod");
-        assert!(matches!(label::plain(&m), Value::Int(-3)), "Python's floor modulo");
+        assert!(
+            matches!(label::plain(&m), Value::Int(-3)),
+            "Python's floor modulo"
+        );
         assert!(tag_of(&m).is_some_and(Tag::is_classified));
-        assert!(matches!(label::plain(&kept), Value::Int(12)), "a shared box is not written");
+        assert!(
+            matches!(label::plain(&kept), Value::Int(12)),
+            "a shared box is not written"
+        );
         let d = binary(BinOp::FloorDiv, m, Value::Int(2)).expect("floor div");
         assert!(matches!(label::plain(&d), Value::Int(-2)));
         assert!(tag_of(&d).is_some());

@@ -37,6 +37,7 @@ pub mod json_value;
 pub mod label;
 mod label_calls;
 mod label_ops;
+mod label_view;
 mod leaves_owned;
 mod matching;
 pub mod methods;

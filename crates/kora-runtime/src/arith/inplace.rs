@@ -14,7 +14,7 @@ use crate::value::{Dict, KStr, Value};
 /// (aliases of a list see `+=`); everything else rebinds to `target op rhs`.
 pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
     if let Value::Labeled(l) = &*target {
-        if crate::label::is_mutable_container(&l.value) {
+        if crate::label_view::is_mutable_container(&l.value) {
             return view_inplace(op, target, rhs);
         }
     }
@@ -170,7 +170,7 @@ pub fn dict_pairs(v: &Value) -> RtResult<Dict> {
     if let Value::Labeled(l) = v {
         if let Value::Dict(_) = &l.value {
             // A dict read through a label: its entries, each side carrying the label.
-            if let Value::Dict(copy) = crate::label::expand(v) {
+            if let Value::Dict(copy) = crate::label_view::expand(v) {
                 return Ok(copy.borrow().clone());
             }
         }

@@ -485,7 +485,13 @@ fn labelled_keys_sort_by_their_plain_values_and_keep_their_labels() {
     // Descending keeps equal keys in their first order too.
     let desc = list(vec![secret(i(3)), i(1), secret(i(1)), secret(i(2))]);
     assert_eq!(
-        m(&mut c, &desc, "sort", vec![], vec![("reverse", Value::Bool(true))]),
+        m(
+            &mut c,
+            &desc,
+            "sort",
+            vec![],
+            vec![("reverse", Value::Bool(true))]
+        ),
         "None"
     );
     let Value::List(items) = &desc else {

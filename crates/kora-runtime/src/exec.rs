@@ -358,12 +358,6 @@ impl Interp<'_> {
     }
 
     fn set_attr(&mut self, obj: &Value, name: hir::Sym, v: Value) -> RtResult<()> {
-        if let Value::Labeled(l) = obj {
-            // A record read through a label is the record itself: the field changes there.
-            if let Value::Record(_) = &l.value {
-                return self.set_attr(&l.value.clone(), name, v);
-            }
-        }
         if let Value::Record(r) = obj {
             let rec = self.prog.record(r.ty);
             if let Some(i) = rec.fields.iter().position(|f| f.name == name) {
@@ -390,6 +384,12 @@ impl Interp<'_> {
                 codes::ATTRIBUTE,
                 format!("'{}' has no field '{}'", rec.name, self.prog.name(name)),
             ));
+        }
+        if let Value::Labeled(l) = obj {
+            // A record read through a label is the record itself: the field changes there.
+            if let Value::Record(_) = &l.value {
+                return self.set_attr(&l.value.clone(), name, v);
+            }
         }
         Err(RtError::new(
             codes::ATTRIBUTE,

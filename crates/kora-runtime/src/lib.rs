@@ -17,6 +17,7 @@ pub mod cassette;
 pub mod compare;
 mod comprehension;
 pub mod config;
+pub mod config_digest;
 pub mod conform;
 pub mod context_fence;
 pub mod debug;

@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use kora_testkit::FakeProvider;
@@ -18,7 +18,7 @@ fn project(name: &str, fake: &FakeProvider) -> PathBuf {
     d
 }
 
-fn run(d: &PathBuf, body: &str) -> Output {
+fn run(d: &Path, body: &str) -> Output {
     let src =
         format!("secret = classified(\"{SECRET}\")\ntype Box:\n    items: list[int]\n{body}\n");
     std::fs::write(d.join("main.ko"), src).expect("program");
@@ -26,7 +26,7 @@ fn run(d: &PathBuf, body: &str) -> Output {
 }
 
 /// Runs `body` and returns its stdout, failing with everything the run said otherwise.
-fn stdout_of(d: &PathBuf, body: &str) -> String {
+fn stdout_of(d: &Path, body: &str) -> String {
     let out = run(d, body);
     let (so, se) = (text(&out.stdout), text(&out.stderr));
     assert!(

@@ -17,7 +17,11 @@ fn trace(d: &Path) -> ExportTraceServiceRequest {
     let files: Vec<_> = std::fs::read_dir(&dir)
         .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
-    assert_eq!(files.len(), 1, "one trace file, no leftover part: {files:?}");
+    assert_eq!(
+        files.len(),
+        1,
+        "one trace file, no leftover part: {files:?}"
+    );
     let text = std::fs::read_to_string(&files[0]).expect("trace");
     kora_telemetry::otlp::from_json(&text).expect("official OTLP JSON")
 }
@@ -53,8 +57,14 @@ fn a_test_that_raises_after_many_mocked_calls_keeps_every_span() {
 
     let req = trace(&d);
     let all = spans(&req);
-    let calls: Vec<&&Span> = all.iter().filter(|s| s.name == "chat bench-model").collect();
-    let agents: Vec<&&Span> = all.iter().filter(|s| s.name == "invoke_agent label").collect();
+    let calls: Vec<&&Span> = all
+        .iter()
+        .filter(|s| s.name == "chat bench-model")
+        .collect();
+    let agents: Vec<&&Span> = all
+        .iter()
+        .filter(|s| s.name == "invoke_agent label")
+        .collect();
     assert_eq!(calls.len(), CALLS);
     assert_eq!(agents.len(), CALLS);
     // Each call nests under its own agent invocation, with the mock named as what answered.
@@ -62,7 +72,10 @@ fn a_test_that_raises_after_many_mocked_calls_keeps_every_span() {
         assert_eq!(c.parent_span_id, a.span_id);
         assert_eq!(attr_str(&c.attributes, "kora.answered_by"), Some("mock"));
         assert_eq!(attr_str(&c.attributes, "gen_ai.agent.name"), Some("label"));
-        assert_eq!(attr_str(&c.attributes, "kora.site"), Some("calls.ko:label#0"));
+        assert_eq!(
+            attr_str(&c.attributes, "kora.site"),
+            Some("calls.ko:label#0")
+        );
     }
     let test = all
         .iter()

@@ -156,7 +156,10 @@ impl<'a> ModelCallSpan<'a> {
         f("kora.answered_by", AttrRef::Static(self.answered));
         if let Some((input, output)) = self.usage {
             f("gen_ai.usage.input_tokens", AttrRef::Int(saturating(input)));
-            f("gen_ai.usage.output_tokens", AttrRef::Int(saturating(output)));
+            f(
+                "gen_ai.usage.output_tokens",
+                AttrRef::Int(saturating(output)),
+            );
         }
         if self.attempts > 0 {
             f("kora.attempts", AttrRef::Int(saturating(self.attempts)));

@@ -4,8 +4,10 @@
 //! Whole batches cross, never single spans: one channel send per few hundred records. The
 //! channel is bounded, so an encoder that falls behind (a slow disk) holds the program
 //! back instead of letting memory grow, and the encoder sends emptied batches back, so a
-//! long run keeps reusing the same few buffers. The thread is joined when the recording
-//! finishes, on a run's normal and error exits alike, so every record is written.
+//! long run keeps reusing the same few buffers. The thread starts with the first full
+//! batch, so a run of a few spans (most runs: a handful of model calls) never pays for
+//! one. It is joined when the recording finishes, on a run's normal and error exits alike,
+//! so every record is written.
 
 use std::mem;
 use std::path::PathBuf;
@@ -22,6 +24,9 @@ const QUEUED: usize = 4;
 pub(crate) enum Handoff {
     /// Encoded on the recorder's own thread as each batch fills.
     InPlace(Box<Encoder>),
+    /// A trace file whose encoder gets a thread once a batch fills; until then (and at the
+    /// end) batches are encoded in place. The file, to report it broken if the thread is lost.
+    Deferred(Box<Encoder>, Option<PathBuf>),
     Thread(Worker),
     /// The encoder's thread ended early (it panicked): records are dropped, and the
     /// trace file, if any, is reported broken at the end.
@@ -69,15 +74,21 @@ impl Handoff {
         }
     }
 
-    /// Hands `batch` over and leaves an empty one in its place.
-    pub(crate) fn hand(&mut self, batch: &mut Batch) {
+    /// Hands `batch` over and leaves an empty one in its place; `full` when it was handed
+    /// for its size rather than its age.
+    pub(crate) fn hand(&mut self, batch: &mut Batch, full: bool) {
+        if full {
+            if let Handoff::Deferred(..) = self {
+                let Handoff::Deferred(enc, tmp) = mem::replace(self, Handoff::Lost(None)) else {
+                    return;
+                };
+                *self = Handoff::spawn(*enc, tmp);
+            }
+        }
         match self {
-            Handoff::InPlace(enc) => enc.take(batch),
+            Handoff::InPlace(enc) | Handoff::Deferred(enc, _) => enc.take(batch),
             Handoff::Thread(w) => {
-                let next = w
-                    .empty
-                    .try_recv()
-                    .unwrap_or_else(|_| Batch::new());
+                let next = w.empty.try_recv().unwrap_or_else(|_| Batch::new());
                 if w.full.send(mem::replace(batch, next)).is_err() {
                     let tmp = w.tmp.take();
                     *self = Handoff::Lost(tmp);
@@ -93,9 +104,9 @@ impl Handoff {
     /// Hands over the last records and waits for the encoder to take them all; `Err` carries
     /// the trace file to report broken when the encoder's thread was lost.
     pub(crate) fn finish(mut self, mut last: Batch) -> Result<Encoder, Option<PathBuf>> {
-        self.hand(&mut last);
+        self.hand(&mut last, false);
         match self {
-            Handoff::InPlace(enc) => Ok(*enc),
+            Handoff::InPlace(enc) | Handoff::Deferred(enc, _) => Ok(*enc),
             Handoff::Thread(w) => {
                 // Closing the channel ends the thread's loop once the queue is drained.
                 drop(w.full);

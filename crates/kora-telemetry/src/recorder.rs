@@ -143,8 +143,8 @@ impl Recorder {
         Recorder::with(ids, Handoff::InPlace(Box::new(enc)))
     }
 
-    /// As `streaming`, into the trace file in `dir`, written by the encoder's thread as spans
-    /// close (`RUN_ID.json.tmp` until `store::write` names it); in memory when the file
+    /// As `streaming`, into the trace file in `dir`, written by the encoder (on its own thread
+    /// once a batch fills) as spans close (`RUN_ID.json.tmp` until `store::write` names it); in memory when the file
     /// cannot be made. With `keep` false no span is kept as data, so a run of many calls
     /// does not grow by every span it made.
     pub fn streaming_to(dir: &Path, program: &str, keep: bool) -> Recorder {
@@ -156,7 +156,10 @@ impl Recorder {
             Some(TraceOut::file(tmp.clone(), file, prefix, suffix))
         });
         let to = match file {
-            Some(out) => Handoff::spawn(Encoder::new(ids.clone(), Some(out), keep), Some(tmp)),
+            Some(out) => {
+                let enc = Encoder::new(ids.clone(), Some(out), keep);
+                Handoff::Deferred(Box::new(enc), Some(tmp))
+            }
             None => {
                 let enc = Encoder::new(ids.clone(), Some(TraceOut::memory()), true);
                 Handoff::InPlace(Box::new(enc))
@@ -200,7 +203,7 @@ impl Recorder {
     fn push(&mut self, e: Event) {
         self.batch.events.push(e);
         if self.batch.events.len() >= BATCH {
-            self.to.hand(&mut self.batch);
+            self.to.hand(&mut self.batch, true);
         }
     }
 
@@ -208,7 +211,7 @@ impl Recorder {
     fn ended(&mut self, end: SystemTime) {
         if end >= self.hand_by {
             if !self.batch.events.is_empty() {
-                self.to.hand(&mut self.batch);
+                self.to.hand(&mut self.batch, false);
             }
             self.hand_by = end.checked_add(HAND_AFTER).unwrap_or(end);
         }
@@ -384,7 +387,13 @@ mod tests {
         fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue) {
             self.0.attr(span, key, value)
         }
-        fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>) {
+        fn close(
+            &mut self,
+            span: SpanId,
+            end: SystemTime,
+            status: SpanStatus,
+            message: Option<&str>,
+        ) {
             self.0.close(span, end, status, message)
         }
     }
@@ -420,7 +429,11 @@ mod tests {
                 if i == 3 {
                     rec.attr(c, "kora.before", AttrValue::Bool(true));
                 }
-                let status = if i == 0 { SpanStatus::Error } else { SpanStatus::Ok };
+                let status = if i == 0 {
+                    SpanStatus::Error
+                } else {
+                    SpanStatus::Ok
+                };
                 rec.close_model_call(c, call, at(2), status);
             }
             // Closed already: a record for it says nothing.
@@ -437,7 +450,10 @@ mod tests {
             assert_eq!((&a.name, &a.attrs, a.status), (&b.name, &b.attrs, b.status));
         }
         assert_eq!(whole.spans[0].attrs.len(), 12);
-        assert_eq!(whole.spans[0].int("gen_ai.usage.output_tokens"), Some(i64::MAX));
+        assert_eq!(
+            whole.spans[0].int("gen_ai.usage.output_tokens"),
+            Some(i64::MAX)
+        );
         assert_eq!(whole.spans[1].str("kora.outcome"), Some("ok"));
         assert_eq!(whole.spans[3].attrs.len(), 6);
         let decoded = |r: &Recording| {

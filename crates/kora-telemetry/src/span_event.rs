@@ -149,6 +149,10 @@ mod tests {
     #[test]
     fn a_record_stays_small() {
         // The interpreter's thread writes one of these per tracer call: keep it near a cache line.
-        assert!(std::mem::size_of::<Event>() <= 80, "{}", std::mem::size_of::<Event>());
+        assert!(
+            std::mem::size_of::<Event>() <= 80,
+            "{}",
+            std::mem::size_of::<Event>()
+        );
     }
 }

@@ -219,7 +219,10 @@ fn uint(out: &mut Vec<u8>, mut n: u64) {
         n /= 100_000_000;
         let (high, low) = (eight / 10_000, eight % 10_000);
         i -= 8;
-        for (at, pair) in [high / 100, high % 100, low / 100, low % 100].into_iter().enumerate() {
+        for (at, pair) in [high / 100, high % 100, low / 100, low % 100]
+            .into_iter()
+            .enumerate()
+        {
             let d = pair as usize * 2;
             buf[i + at * 2..i + at * 2 + 2].copy_from_slice(&DIGITS[d..d + 2]);
         }
@@ -320,7 +323,17 @@ mod tests {
 
     #[test]
     fn numbers_read_as_rust_writes_them() {
-        let mut cases = vec![0, 9, 10, 99, 100, 99_999_999, 100_000_000, 100_000_001, u64::MAX];
+        let mut cases = vec![
+            0,
+            9,
+            10,
+            99,
+            100,
+            99_999_999,
+            100_000_000,
+            100_000_001,
+            u64::MAX,
+        ];
         for digits in 1..20 {
             let p = 10u64.pow(digits);
             cases.extend([p - 1, p, p + 1, p + p / 3]);

@@ -35,7 +35,14 @@ fn ascii_split_agrees_with_the_general_one() {
     use super::strsplit::{split_any_whitespace, split_ascii_whitespace};
     let c = TestCaller::new();
     let show = |v: Vec<Value>| repr_string(&c.program, &list(v));
-    for text in ["", "   ", " a\tb\x1cc\x1f d \r\n", "x", "a  b   c ", "\x0bq\x0c"] {
+    for text in [
+        "",
+        "   ",
+        " a\tb\x1cc\x1f d \r\n",
+        "x",
+        "a  b   c ",
+        "\x0bq\x0c",
+    ] {
         for max in [None, Some(0), Some(1), Some(2)] {
             assert_eq!(
                 show(split_ascii_whitespace(text, max)),
@@ -44,10 +51,7 @@ fn ascii_split_agrees_with_the_general_one() {
             );
         }
     }
-    assert_eq!(
-        show(split_ascii_whitespace(" a\x1cb ", None)),
-        "['a', 'b']"
-    );
+    assert_eq!(show(split_ascii_whitespace(" a\x1cb ", None)), "['a', 'b']");
 }
 
 #[test]

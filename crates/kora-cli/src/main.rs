@@ -57,6 +57,9 @@ enum Command {
         /// Continue a durable run from its journal: finished effects are not performed again
         #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["file", "run_id"])]
         resume: Option<String>,
+        /// With --resume: continue even though kora.toml changed since the run started
+        #[arg(long, requires = "resume")]
+        accept_config: bool,
         /// After the run, print a report on stderr: `cost` is tokens (and money) per model and agent
         #[arg(long, value_enum)]
         report: Option<Report>,
@@ -174,6 +177,7 @@ fn main() -> ExitCode {
             run_id,
             durable,
             resume,
+            accept_config,
             report,
             no_trace,
             model,
@@ -198,6 +202,7 @@ fn main() -> ExitCode {
                 observe: observe(report, no_trace),
                 durability,
                 model,
+                accept_config,
             })
         }
         Command::Test {

@@ -26,6 +26,8 @@ pub struct RunOpts {
     pub durability: Durability,
     /// `--model NAME`: the run's model, over `kora.toml`'s default (blocks, agents and call sites override it).
     pub model: Option<String>,
+    /// `--accept-config`: resume even though `kora.toml` changed since the run started.
+    pub accept_config: bool,
 }
 
 pub fn run(opts: RunOpts) -> u8 {
@@ -68,6 +70,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         observe,
         durability,
         model: mut opts_model,
+        accept_config,
     } = opts;
     let mut resumed = None;
     let file = match (&durability, file) {
@@ -117,6 +120,13 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         return 2;
     };
     let dir = durable_cmd::folder_of(&file);
+    let config = match Config::discover(dir) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
     let durable = match (durability, resumed) {
         (Durability::Plain, _) => None,
         (Durability::Resume(id), Some(run)) => {
@@ -126,6 +136,22 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                     file.display()
                 );
                 return 2;
+            }
+            if let Some(started) = run.past.config() {
+                let moved = kora_runtime::config_digest::changes(started, &config.table_digests);
+                if !moved.is_empty() && !accept_config {
+                    eprintln!(
+                        "error: run {id}: kora.toml changed since the run started ({}); settings steer which effects a run performs, so a resume under others may not meet its journal. Restore them, or resume with `--accept-config` to continue under the new settings",
+                        moved.join(", ")
+                    );
+                    return 2;
+                }
+                if !moved.is_empty() {
+                    eprintln!(
+                        "kora: run {id} continues under the changed kora.toml ({})",
+                        moved.join(", ")
+                    );
+                }
             }
             if run.past.state == kora_runtime::journal::RunState::Finished {
                 eprintln!("run {id} has already finished; nothing to resume");
@@ -147,6 +173,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                 &durable_cmd::digest(&program),
                 &args,
                 opts_model.as_deref(),
+                &config.table_digests,
             ) {
                 Ok(run) => {
                     eprintln!("kora: durable run {id} (resume with `kora run --resume {id}`)");
@@ -158,13 +185,6 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                     return 2;
                 }
             }
-        }
-    };
-    let config = match Config::discover(dir) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
         }
     };
     if let Some(name) = &opts_model {

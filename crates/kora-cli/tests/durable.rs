@@ -557,3 +557,70 @@ fn a_resume_answers_to_the_model_the_run_started_with() {
         "the resumed call used the run's model"
     );
 }
+
+#[test]
+fn a_resume_refuses_changed_settings_unless_accepted() {
+    use kora_testkit::{Behaviour, FakeProvider};
+    let fake = FakeProvider::with_default(Behaviour::Answer("fine".into()));
+    let d = dir("config_change");
+    let ep = fake.openai_endpoint();
+    let started =
+        format!("[models]\nmax_retries = 0\ndefault = {{ name = \"m\", endpoint = \"{ep}\" }}\n");
+    std::fs::write(d.join("kora.toml"), &started).expect("kora.toml");
+    std::fs::write(
+        d.join("two.ko"),
+        "a = ask_human(\"First?\")\nb = ask_human(\"Second?\")\nr: Result[str] = analyze(a + b, \"Say fine.\")\nprint(r)\n",
+    )
+    .expect("program");
+    let first = kora(&d, &["run", "--durable", "--run-id", "cc", "two.ko"], None);
+    assert_eq!(first.status.code(), Some(3), "{}", text(&first.stderr));
+    assert_eq!(
+        kora(&d, &["answer", "cc", "x"], None).status.code(),
+        Some(0)
+    );
+
+    // A retry count decides how many requests a failing call makes: a real change of settings.
+    std::fs::write(
+        d.join("kora.toml"),
+        started.replace("max_retries = 0", "max_retries = 3"),
+    )
+    .expect("kora.toml");
+    let refused = kora(&d, &["run", "--resume", "cc"], None);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    let why = text(&refused.stderr);
+    assert!(
+        why.contains("run cc: kora.toml changed since the run started ([models] changed)")
+            && why.contains("--accept-config"),
+        "{why}"
+    );
+
+    let accepted = kora(&d, &["run", "--resume", "cc", "--accept-config"], None);
+    assert_eq!(
+        accepted.status.code(),
+        Some(3),
+        "{}",
+        text(&accepted.stderr)
+    );
+    assert!(
+        text(&accepted.stderr)
+            .contains("run cc continues under the changed kora.toml ([models] changed)"),
+        "{}",
+        text(&accepted.stderr)
+    );
+    assert_eq!(
+        kora(&d, &["answer", "cc", "y"], None).status.code(),
+        Some(0)
+    );
+
+    // Back to the settings it started under; a comment and a blank line are not a change.
+    std::fs::write(d.join("kora.toml"), format!("# restored\n\n{started}")).expect("kora.toml");
+    let done = kora(&d, &["run", "--resume", "cc"], None);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    assert_eq!(text(&done.stdout), "Ok('fine')\n");
+    assert!(
+        !text(&done.stderr).contains("changed"),
+        "{}",
+        text(&done.stderr)
+    );
+    assert_eq!(fake.count(), 1, "one model call, sent by the last resume");
+}

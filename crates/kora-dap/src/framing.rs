@@ -3,7 +3,7 @@
 //! The `dap` crate's own reader refuses `"arguments": {}` on requests that
 //! take none (`configurationDone`, `threads`), which some clients send.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use dap::requests::Request;
 use serde_json::Value;
@@ -18,6 +18,9 @@ pub enum Incoming {
     },
     Closed,
 }
+
+/// The largest request body read: a debugger request is a few kilobytes.
+const MAX_MESSAGE: usize = 64 << 20;
 
 /// Requests without arguments in the protocol.
 const NO_ARGUMENTS: &[&str] = &["configurationDone", "threads", "loadedSources"];
@@ -43,9 +46,25 @@ pub fn read(input: &mut impl BufRead) -> Incoming {
             }
         }
     }
-    let mut body = vec![0; length.unwrap_or(0)];
-    if input.read_exact(&mut body).is_err() {
-        return Incoming::Closed;
+    let length = length.unwrap_or(0);
+    if length > MAX_MESSAGE {
+        // Skipped without holding it, so a wrong header costs time, never memory.
+        let skipped = std::io::copy(&mut input.take(length as u64), &mut std::io::sink());
+        if skipped.map_or(true, |n| n < length as u64) {
+            return Incoming::Closed;
+        }
+        return Incoming::Unknown {
+            seq: None,
+            why: format!(
+                "a message of {length} bytes is over the adapter's limit of {MAX_MESSAGE}"
+            ),
+        };
+    }
+    // Grown as bytes arrive rather than allocated from the header up front.
+    let mut body = Vec::new();
+    match input.take(length as u64).read_to_end(&mut body) {
+        Ok(n) if n == length => {}
+        _ => return Incoming::Closed,
     }
     let mut v: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
@@ -76,6 +95,7 @@ pub fn read(input: &mut impl BufRead) -> Incoming {
 mod tests {
     use super::*;
     use dap::requests::Command;
+    use proptest::strategy::Strategy;
 
     fn frame(body: &str) -> std::io::Cursor<Vec<u8>> {
         std::io::Cursor::new(format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes())
@@ -90,6 +110,46 @@ mod tests {
             _ => panic!("not read as configurationDone"),
         }
         assert!(matches!(read(&mut input), Incoming::Closed));
+    }
+
+    #[test]
+    fn a_huge_length_is_refused_without_allocating_it() {
+        let mut input = std::io::Cursor::new(b"Content-Length: 99999999999999\r\n\r\n{}".to_vec());
+        assert!(matches!(read(&mut input), Incoming::Closed));
+        let mut input = std::io::Cursor::new(
+            format!(
+                "Content-Length: {}\r\n\r\n{}",
+                MAX_MESSAGE + 1,
+                " ".repeat(MAX_MESSAGE + 1)
+            )
+            .into_bytes(),
+        );
+        assert!(matches!(
+            read(&mut input),
+            Incoming::Unknown { seq: None, .. }
+        ));
+        assert!(matches!(read(&mut input), Incoming::Closed));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Whatever arrives, reading ends in requests, refusals and finally `Closed`, never a panic.
+        #[test]
+        fn any_bytes_read_to_the_end_without_panicking(
+            bytes in proptest::prelude::prop_oneof![
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+                "(Content-Length: [0-9]{1,20}\r?\n(\r?\n)?(\\{\"seq\":[0-9],\"type\":\"request\",\"command\":\"[a-z]{1,8}\"\\})?){1,3}"
+                    .prop_map(String::into_bytes),
+            ]
+        ) {
+            let mut input = std::io::Cursor::new(bytes);
+            let mut reads = 0;
+            while !matches!(read(&mut input), Incoming::Closed) {
+                reads += 1;
+                proptest::prop_assert!(reads < 1000, "reading never reached the end");
+            }
+        }
     }
 
     #[test]

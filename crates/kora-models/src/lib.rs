@@ -10,6 +10,7 @@ pub mod response;
 pub mod retry;
 pub mod schema;
 pub mod stream;
+pub mod token_estimate;
 pub mod transport;
 mod usage_estimate;
 

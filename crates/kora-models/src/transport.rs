@@ -199,7 +199,7 @@ pub fn call(
         let duration = now.elapsed();
         match outcome {
             Ok((status, mut reply)) => {
-                reply.usage = crate::usage_estimate::usage_or_estimate(&reply, req, body.len());
+                reply.usage = crate::usage_estimate::usage_or_estimate(&reply, entry, req);
                 total.add(reply.usage);
                 log.push(Attempt {
                     status: Some(status),

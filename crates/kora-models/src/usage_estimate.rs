@@ -4,42 +4,32 @@
 //! `stream_options.include_usage` asks for one, and some OpenAI-compatible proxies drop
 //! `usage` from plain replies. A call that spent tokens but reported none would pass
 //! through `budget(max_tokens=...)` for free. So a reply that carries no usage at all is
-//! charged by the context fence's rule instead (a reported count stands, even zero): a quarter of a token per byte, rounded
-//! up, of the request body without its images, plus each image by the tile rule, and a
-//! quarter per byte of the answer and its tool calls' arguments.
+//! charged by `token_estimate`'s rule, the one the context fence uses (a reported count
+//! stands, even zero).
 
-use crate::image_tokens::image_tokens;
+use crate::config::ModelEntry;
 use crate::request::Request;
 use crate::response::{Reply, Usage};
+use crate::token_estimate::{answer_tokens, request_tokens};
 
 /// What `reply` reports, or the estimate when it reports nothing.
-pub fn usage_or_estimate(reply: &Reply, req: &Request, body_bytes: usize) -> Usage {
+pub fn usage_or_estimate(reply: &Reply, entry: &ModelEntry, req: &Request) -> Usage {
     if reply.usage_reported {
         return reply.usage;
     }
-    // Each image rides in the body as base64: 4 bytes per 3, which the tile rule replaces.
-    let image_text: usize = req
-        .images
-        .iter()
-        .map(|i| i.bytes.len().div_ceil(3) * 4)
-        .sum();
-    let image_cost: u64 = req.images.iter().map(image_tokens).sum();
-    let text = body_bytes.saturating_sub(image_text) as u64;
-    let answer: usize = reply.content.len()
-        + reply
-            .tool_calls
-            .iter()
-            .map(|c| c.name.len() + c.arguments.to_string().len())
-            .sum::<usize>();
     Usage {
-        input_tokens: text.div_ceil(4) + image_cost,
-        output_tokens: (answer as u64).div_ceil(4),
+        input_tokens: request_tokens(entry, req),
+        output_tokens: answer_tokens(&reply.content, &reply.tool_calls),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry() -> ModelEntry {
+        ModelEntry::parse_shorthand("openai:m").expect("entry")
+    }
 
     #[test]
     fn a_reported_count_stands() {
@@ -53,19 +43,28 @@ mod tests {
             ..Reply::default()
         };
         assert_eq!(
-            usage_or_estimate(&reply, &Request::default(), 400).input_tokens,
+            usage_or_estimate(&reply, &entry(), &Request::default()).input_tokens,
             7
         );
     }
 
     #[test]
-    fn no_count_is_estimated_from_the_bytes() {
+    fn no_count_is_charged_by_the_fences_rule() {
         let reply = Reply {
             content: "12345678".into(),
             ..Reply::default()
         };
-        let u = usage_or_estimate(&reply, &Request::default(), 401);
-        assert_eq!(u.input_tokens, 101);
+        let req = Request {
+            prompt: "p".repeat(400),
+            ..Request::default()
+        };
+        let u = usage_or_estimate(&reply, &entry(), &req);
+        assert_eq!(u.input_tokens, request_tokens(&entry(), &req));
+        assert!(
+            u.input_tokens > 100,
+            "400 bytes of prompt: {}",
+            u.input_tokens
+        );
         assert_eq!(u.output_tokens, 2);
     }
 
@@ -77,7 +76,7 @@ mod tests {
             ..Reply::default()
         };
         assert_eq!(
-            usage_or_estimate(&reply, &Request::default(), 401).total(),
+            usage_or_estimate(&reply, &entry(), &Request::default()).total(),
             0
         );
     }

@@ -24,6 +24,8 @@ pub struct Config {
     pub sinks: crate::sinks::SinkPolicy,
     /// The entry `default = "name"` names, when it names one.
     pub default_alias: Option<String>,
+    /// A digest per top-level table, so a durable resume can tell which settings moved.
+    pub table_digests: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone)]
@@ -114,6 +116,7 @@ impl Config {
         })?;
         let mut cfg = Config {
             path: Some(path.to_path_buf()),
+            table_digests: crate::config_digest::table_digests(&table),
             ..Config::default()
         };
         for (k, v) in &table {

@@ -1,13 +1,9 @@
 //! The context fence: `with context(max_input_tokens=N, reserve_output_tokens=N):` decides
 //! which earlier tool exchanges a model request carries, by a deterministic token estimate.
 //!
-//! The estimate is a rule, not a tokenizer: every message costs `ceil(bytes / 4) + 4`
-//! tokens, where the bytes are its text as the request would carry it (the system
-//! message, the user message with the prompt and the data, the tool definitions as
-//! one JSON text, an assistant turn's text plus each tool call's name and arguments
-//! JSON, a tool result's envelope JSON), plus each image by the tile rule of
-//! `kora_models::image_tokens`. The same program always prunes the same way,
-//! on every provider and in every replay, which a real tokenizer would not give.
+//! The estimate is `kora_models::token_estimate`'s rule, the same one that charges a
+//! reply whose server reported no usage, so the same program always prunes the same
+//! way, on every provider and in every replay.
 //!
 //! The base (system, prompt, data, tool definitions) is never cut: if it alone does
 //! not fit, the call is `Failed`. Earlier exchanges (one assistant turn with all of its
@@ -15,8 +11,9 @@
 //! the request. If the newest exchange cannot fit beside the base, the loop cannot go on
 //! without hiding the answer the model just asked for: `Exhausted("context")`.
 
-use kora_models::request::{system_text, user_text};
-use kora_models::{json_schema, ModelEntry, Request, Turn};
+pub use kora_models::token_estimate::base_tokens;
+use kora_models::token_estimate::turn_tokens;
+use kora_models::{ModelEntry, Request, Turn};
 
 use crate::interp::Interp;
 
@@ -48,65 +45,6 @@ pub enum Fit {
 /// The `Failed` reason when the base cannot fit.
 pub fn base_too_big(need: u64, room: u64) -> String {
     format!("context: the prompt, data and tool definitions need about {need} tokens, but `with context` leaves {room} for input (max_input_tokens - reserve_output_tokens); send less data or raise max_input_tokens")
-}
-
-/// Overhead of one message (role, separators), whatever it holds.
-const PER_MESSAGE: u64 = 4;
-
-/// The estimate for one message of `bytes` bytes.
-pub fn message_tokens(bytes: usize) -> u64 {
-    (bytes as u64).div_ceil(4) + PER_MESSAGE
-}
-
-/// The estimate for what every request of a call carries: system, user, tool definitions.
-pub fn base_tokens(entry: &ModelEntry, req: &Request) -> u64 {
-    let system = system_text(req, entry.api, entry.structured);
-    let mut n = message_tokens(user_text(req).len());
-    if !system.is_empty() {
-        n += message_tokens(system.len());
-    }
-    // Images travel beside the text (content parts or Ollama's `images`), so their bytes
-    // are not the measure: each is charged by its pixel size.
-    n += req
-        .images
-        .iter()
-        .map(kora_models::image_tokens::image_tokens)
-        .sum::<u64>();
-    if !req.tools.is_empty() {
-        let defs: Vec<serde_json::Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                serde_json::json!({
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": json_schema(&t.parameters),
-                })
-            })
-            .collect();
-        n += message_tokens(serde_json::Value::Array(defs).to_string().len());
-    }
-    n
-}
-
-fn turn_tokens(t: &Turn) -> u64 {
-    match t {
-        Turn::Assistant {
-            content,
-            tool_calls,
-        } => {
-            let calls: usize = tool_calls
-                .iter()
-                .map(|c| c.name.len() + c.arguments.to_string().len())
-                .sum();
-            message_tokens(content.len() + calls)
-        }
-        Turn::ToolResult { name, result, .. } => message_tokens(
-            kora_models::request::tool_result_envelope(name, result)
-                .to_string()
-                .len(),
-        ),
-    }
 }
 
 /// Splits a history into exchanges: each assistant turn with the results that follow it.
@@ -254,14 +192,6 @@ mod tests {
                 result: json!("x".repeat(result_len)),
             },
         ]
-    }
-
-    #[test]
-    fn the_estimate_is_bytes_over_four_rounded_up_plus_overhead() {
-        assert_eq!(message_tokens(0), 4);
-        assert_eq!(message_tokens(1), 5);
-        assert_eq!(message_tokens(8), 6);
-        assert_eq!(message_tokens(9), 7);
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub mod cassette;
 pub mod compare;
 mod comprehension;
 pub mod config;
+pub mod config_digest;
+#[cfg(test)]
+mod config_fuzz;
 pub mod conform;
 pub mod context_fence;
 pub mod debug;

@@ -86,6 +86,7 @@ impl Run {
         digest: &str,
         args: &[String],
         model: Option<&str>,
+        config: &std::collections::BTreeMap<String, String>,
     ) -> Result<Arc<Run>, RunError> {
         let path = super::journal_path(project_dir, id);
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -105,6 +106,7 @@ impl Run {
             digest: digest.to_string(),
             args: args.to_vec(),
             model: model.map(str::to_string),
+            config: Some(config.clone()),
         };
         let io = |e: std::io::Error| RunError::Io(format!("cannot write {}: {e}", path.display()));
         let tmp = dir.join("journal.jsonl.new");
@@ -441,7 +443,8 @@ mod tests {
     fn a_journal_of_an_older_format_is_refused_with_the_reason() {
         let dir = std::env::temp_dir().join(format!("kora-durable-format-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let run = Run::start(&dir, "old", "p.ko", "d", &[], None).expect("started");
+        let run =
+            Run::start(&dir, "old", "p.ko", "d", &[], None, &Default::default()).expect("started");
         drop(run);
         let path = super::super::journal_path(&dir, "old");
         let text = std::fs::read_to_string(&path).expect("journal");

@@ -118,6 +118,14 @@ impl Folded {
         }
     }
 
+    /// The `kora.toml` table digests the run started under (`None`: the journal predates them).
+    pub fn config(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        match &self.header {
+            Some(Record::Header { config, .. }) => config.as_ref(),
+            _ => None,
+        }
+    }
+
     /// The `--model` the run started with, if it named one.
     pub fn model(&self) -> Option<&str> {
         match &self.header {

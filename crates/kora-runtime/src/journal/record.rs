@@ -20,6 +20,9 @@ pub enum Record {
         /// `kora run --model NAME`: a resume answers to the model the run started with.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// A digest per `kora.toml` table the run started under (absent in journals from before it was kept).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        config: Option<std::collections::BTreeMap<String, String>>,
     },
     /// A two-phase effect is about to act on the world (synced before it is performed).
     Sent {

@@ -41,6 +41,7 @@ pub mod label;
 mod label_calls;
 mod label_ops;
 mod leaves_owned;
+pub mod list_items;
 mod matching;
 pub mod methods;
 mod mock;

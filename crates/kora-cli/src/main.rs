@@ -4,6 +4,7 @@
 //! file could not be read or parsed),
 //! 2 usage or compile error, 3 a durable run suspended on `ask_human`.
 
+mod allocator;
 mod audit_cmd;
 mod check;
 mod diagnostics;
@@ -23,7 +24,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 // serves those from thread-local free lists. Its arena reserve is cut to 64 MiB in
 // `.cargo/config.toml` so runs under an address-space limit still fit (DECISIONS.md).
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: allocator::Mimalloc = allocator::Mimalloc;
 
 #[derive(Parser)]
 #[command(

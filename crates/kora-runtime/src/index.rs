@@ -331,22 +331,7 @@ pub fn slice(v: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> 
 }
 
 fn pick(items: &[Value], r: &Resolved) -> Vec<Value> {
-    if r.step == 1 {
-        let a = r.start as usize;
-        return items[a..a + r.len].to_vec();
-    }
-    // Every index is in bounds once resolved, so a plain isize walk replaces the
-    // i128 arithmetic of `indices` on this hot path.
-    let mut out = Vec::with_capacity(r.len);
-    if r.len > 0 {
-        let step = r.step as isize;
-        let mut i = r.start as isize;
-        for _ in 0..r.len {
-            out.push(items[i as usize].clone());
-            i += step;
-        }
-    }
-    out
+    crate::list_items::pick_strided(items, r.start as usize, r.step as isize, r.len)
 }
 
 /// `v[lo:hi:step] = val` (lists only, as in Python).

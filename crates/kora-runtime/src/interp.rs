@@ -417,7 +417,9 @@ impl<'io> Interp<'io> {
     ///
     /// Positional values sit at `base..base + npos` and keyword values right after them;
     /// everything is moved within the value stack, so binding allocates nothing unless
-    /// `*rest` collects extras.
+    /// `*rest` collects extras. Kept out of line so the positional call path of
+    /// `invoke_plain` stays small.
+    #[inline(never)]
     fn bind_args(
         &mut self,
         c: &Rc<Function>,
@@ -491,7 +493,7 @@ impl<'io> Interp<'io> {
                     ))
                 }
                 Some(i) => {
-                    self.stack[base + def.params[i].slot as usize] = v;
+                    crate::value::store(&mut self.stack[base + def.params[i].slot as usize], v);
                     filled[i] = true;
                 }
                 None => {
@@ -517,7 +519,7 @@ impl<'io> Interp<'io> {
                     } else {
                         c.defaults.get(di).cloned().unwrap_or_default()
                     };
-                    self.stack[base + p.slot as usize] = v;
+                    crate::value::store(&mut self.stack[base + p.slot as usize], v);
                 }
                 di += 1;
             } else if !filled[i] {

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use crate::error::{type_error, RtResult};
 use crate::format::{char_value, type_name};
-use crate::value::{KStr, Value};
+use crate::value::{KStr, ListItems, Value};
 
 pub enum Iter {
     Range {
@@ -18,7 +18,7 @@ pub enum Iter {
         remaining: usize,
     },
     List {
-        list: Rc<RefCell<Vec<Value>>>,
+        list: Rc<RefCell<ListItems>>,
         i: usize,
     },
     Tuple {

@@ -42,6 +42,7 @@ mod label_calls;
 mod label_ops;
 mod label_view;
 mod leaves_owned;
+pub mod list_items;
 mod matching;
 pub mod methods;
 mod mock;

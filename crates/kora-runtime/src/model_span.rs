@@ -13,7 +13,7 @@ use kora_syntax::ast::FuncKind;
 
 use crate::error::RtResult;
 use crate::interp::Interp;
-use crate::trace::{AttrValue, SpanId, SpanKind, SpanStatus, Spend};
+use crate::trace::{AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus, Spend};
 use crate::value::Value;
 
 /// Who answered a model call.
@@ -100,49 +100,20 @@ impl Interp<'_> {
                     .open_named(SpanKind::ModelCall, "chat ", model, parent, start)
             }
         };
-        t.sink
-            .attr(span, "gen_ai.operation.name", AttrValue::Static("chat"));
-        t.sink.attr_str(span, "gen_ai.request.model", model);
-        if let Some(p) = obs.provider {
-            t.sink
-                .attr(span, "gen_ai.provider.name", AttrValue::Static(p));
-        }
-        if let Some(a) = &agent {
-            t.sink.attr_str(span, "gen_ai.agent.name", a);
-        }
-        t.sink.attr_str(span, "kora.site", &call.site);
         let answered = match obs.answered {
             Answered::Nobody => "nobody",
             Answered::Mock => "mock",
             Answered::Cassette => "cassette",
             Answered::Model => "model",
         };
-        t.sink
-            .attr(span, "kora.answered_by", AttrValue::Static(answered));
-        if matches!(obs.answered, Answered::Cassette | Answered::Model) {
-            t.sink.attr(
-                span,
-                "gen_ai.usage.input_tokens",
-                AttrValue::count(obs.input_tokens),
-            );
-            t.sink.attr(
-                span,
-                "gen_ai.usage.output_tokens",
-                AttrValue::count(obs.output_tokens),
-            );
+        let reached = matches!(obs.answered, Answered::Cassette | Answered::Model);
+        if reached {
             t.charge(Spend {
                 input_tokens: obs.input_tokens,
                 output_tokens: obs.output_tokens,
                 calls: 1,
                 steps: obs.turns.max(1),
             });
-        }
-        if !obs.attempts.is_empty() {
-            t.sink.attr(
-                span,
-                "kora.attempts",
-                AttrValue::count(obs.attempts.len() as u64),
-            );
         }
         for (i, a) in obs.attempts.iter().enumerate() {
             let id = t.sink.open_named(
@@ -184,35 +155,44 @@ impl Interp<'_> {
             };
             t.sink.close(id, a.started + a.duration, status, None);
         }
-        crate::tool_span::report_fence(&mut *t.sink, span, obs);
         // Messages are never copied into a span: a runtime error or a provider's
         // text can quote program values, and a classified one must not leak here.
-        let status = match result {
-            Err(e) => {
-                t.sink.attr(span, "error.type", AttrValue::Static(e.code));
-                SpanStatus::Error
-            }
+        let mut outcome = None;
+        let mut failed_kind = None;
+        let (error, status) = match result {
+            Err(e) => (Some(e.code), SpanStatus::Error),
             Ok(Value::Outcome(o)) => {
-                t.sink
-                    .attr(span, "kora.outcome", AttrValue::Static(o.tag.kind()));
+                outcome = Some(o.tag.kind());
                 // A mock's own `Failed("why")` is a program value: only the runtime's cause is shown.
                 if obs.failure.is_some() || o.tag == crate::value::OutcomeTag::Failed {
-                    let kind = obs.attempts.last().map_or("failed".to_string(), |a| {
+                    failed_kind = Some(obs.attempts.last().map_or("failed".to_string(), |a| {
                         if a.error.is_some() {
                             error_type(a.status)
                         } else {
                             "schema".to_string()
                         }
-                    });
-                    t.sink.attr_str(span, "error.type", &kind);
-                    SpanStatus::Error
+                    }));
+                    (None, SpanStatus::Error)
                 } else {
-                    SpanStatus::Ok
+                    (None, SpanStatus::Ok)
                 }
             }
-            Ok(_) => SpanStatus::Ok,
+            Ok(_) => (None, SpanStatus::Ok),
         };
-        t.sink.close(span, SystemTime::now(), status, None);
+        let record = ModelCallSpan {
+            model,
+            provider: obs.provider,
+            agent,
+            site: &call.site,
+            answered,
+            usage: reached.then_some((obs.input_tokens, obs.output_tokens)),
+            attempts: obs.attempts.len(),
+            dropped_exchanges: obs.dropped_exchanges,
+            outcome,
+            error_type: error.or(failed_kind.as_deref()),
+        };
+        t.sink
+            .close_model_call(span, &record, SystemTime::now(), status);
     }
 }
 

@@ -8,20 +8,8 @@
 use std::time::SystemTime;
 
 use crate::interp::Interp;
-use crate::model_span::ModelObs;
 use crate::tool_loop::ToolObs;
-use crate::trace::{AttrValue, SpanId, SpanKind, SpanStatus, Tracer};
-
-/// What the context fence did to the call, on the call's span.
-pub(crate) fn report_fence(sink: &mut dyn Tracer, span: SpanId, obs: &ModelObs) {
-    if obs.dropped_exchanges > 0 {
-        sink.attr(
-            span,
-            "kora.context.dropped_exchanges",
-            AttrValue::count(obs.dropped_exchanges),
-        );
-    }
-}
+use crate::trace::{AttrValue, SpanId, SpanKind, SpanStatus};
 
 impl Interp<'_> {
     /// Opens a tool call's span under the model call's; `None` when nothing is traced.

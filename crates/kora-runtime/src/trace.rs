@@ -49,7 +49,7 @@ pub enum AttrValue {
 impl AttrValue {
     /// A count (tokens, calls, an index) as OTLP's signed int, saturating past `i64::MAX`.
     pub fn count(n: impl TryInto<i64>) -> AttrValue {
-        AttrValue::Int(n.try_into().unwrap_or(i64::MAX))
+        AttrValue::Int(saturating(n))
     }
 }
 
@@ -90,6 +90,97 @@ pub trait Tracer {
     fn attr_str(&mut self, span: SpanId, key: &'static str, value: &str) {
         self.attr(span, key, AttrValue::Str(value.to_string()));
     }
+
+    /// Ends a model call's span with everything it says, in one call: the hot path of a
+    /// program making many calls. A tracer that records compactly overrides this; the
+    /// default takes the record apart into `attr`s and a `close`.
+    fn close_model_call(
+        &mut self,
+        span: SpanId,
+        call: &ModelCallSpan<'_>,
+        end: SystemTime,
+        status: SpanStatus,
+    ) {
+        call.each_attr(|key, v| match v {
+            AttrRef::Str(s) => self.attr_str(span, key, s),
+            AttrRef::Static(s) => self.attr(span, key, AttrValue::Static(s)),
+            AttrRef::Int(n) => self.attr(span, key, AttrValue::Int(n)),
+        });
+        self.close(span, end, status, None);
+    }
+}
+
+/// An attribute's value as `ModelCallSpan::each_attr` lends it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AttrRef<'a> {
+    Str(&'a str),
+    Static(&'static str),
+    Int(i64),
+}
+
+/// The attributes of a model call's span (GenAI semantic conventions and Kora's own), built
+/// by the runtime from configuration and source text only, like every attribute.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModelCallSpan<'a> {
+    pub model: &'a str,
+    pub provider: Option<&'static str>,
+    /// The innermost agent the call ran under.
+    pub agent: Option<&'a str>,
+    pub site: &'a str,
+    /// `mock`, `cassette`, `model` or `nobody`.
+    pub answered: &'static str,
+    /// Tokens in and out, when a model or a cassette answered.
+    pub usage: Option<(u64, u64)>,
+    /// HTTP attempts made (each is its own child span).
+    pub attempts: usize,
+    /// The most earlier exchanges the context fence left out of one request.
+    pub dropped_exchanges: usize,
+    /// The outcome's tag when the call returned one.
+    pub outcome: Option<&'static str>,
+    /// An error code, an HTTP status or `schema`: never a message, which may quote values.
+    pub error_type: Option<&'a str>,
+}
+
+impl<'a> ModelCallSpan<'a> {
+    /// The span's attributes in the order a trace lists them; every tracer uses this order.
+    pub fn each_attr(&self, mut f: impl FnMut(&'static str, AttrRef<'a>)) {
+        f("gen_ai.operation.name", AttrRef::Static("chat"));
+        f("gen_ai.request.model", AttrRef::Str(self.model));
+        if let Some(p) = self.provider {
+            f("gen_ai.provider.name", AttrRef::Static(p));
+        }
+        if let Some(a) = self.agent {
+            f("gen_ai.agent.name", AttrRef::Str(a));
+        }
+        f("kora.site", AttrRef::Str(self.site));
+        f("kora.answered_by", AttrRef::Static(self.answered));
+        if let Some((input, output)) = self.usage {
+            f("gen_ai.usage.input_tokens", AttrRef::Int(saturating(input)));
+            f(
+                "gen_ai.usage.output_tokens",
+                AttrRef::Int(saturating(output)),
+            );
+        }
+        if self.attempts > 0 {
+            f("kora.attempts", AttrRef::Int(saturating(self.attempts)));
+        }
+        if self.dropped_exchanges > 0 {
+            f(
+                "kora.context.dropped_exchanges",
+                AttrRef::Int(saturating(self.dropped_exchanges)),
+            );
+        }
+        if let Some(o) = self.outcome {
+            f("kora.outcome", AttrRef::Static(o));
+        }
+        if let Some(e) = self.error_type {
+            f("error.type", AttrRef::Str(e));
+        }
+    }
+}
+
+fn saturating(n: impl TryInto<i64>) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
 }
 
 /// What model calls spent: the budget meters' units, counted for a span rather than a scope.
@@ -217,5 +308,14 @@ impl<T: Tracer + ?Sized> Tracer for &mut T {
     }
     fn attr_str(&mut self, span: SpanId, key: &'static str, value: &str) {
         (**self).attr_str(span, key, value)
+    }
+    fn close_model_call(
+        &mut self,
+        span: SpanId,
+        call: &ModelCallSpan<'_>,
+        end: SystemTime,
+        status: SpanStatus,
+    ) {
+        (**self).close_model_call(span, call, end, status)
     }
 }

@@ -14,6 +14,8 @@ use rustc_hash::FxBuildHasher;
 
 use kora_check::hir;
 
+pub use crate::list_items::ListItems;
+
 pub type Dict = IndexMap<Key, Value, FxBuildHasher>;
 pub type Set = IndexSet<Key, FxBuildHasher>;
 
@@ -32,7 +34,7 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(Rc<KStr>),
-    List(Rc<RefCell<Vec<Value>>>),
+    List(Rc<RefCell<ListItems>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
     Set(Rc<RefCell<Set>>),
@@ -105,6 +107,16 @@ pub fn discard(v: Value) {
         | Value::Module(_) => std::mem::forget(v),
         heap => drop(heap),
     }
+}
+
+/// Whether `v` owns no heap part: a number, a bool or `None`. Tested as one compare of
+/// the tag (the first four variants), which is why those four stay first.
+#[inline(always)]
+pub fn is_plain(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_)
+    )
 }
 
 /// Stores `v` in `slot`, dropping the old value through `discard`.
@@ -241,8 +253,18 @@ impl Value {
         Value::Str(Rc::new(KStr::new(s.into())))
     }
 
+    /// A string from text known to be ASCII (a piece of an ASCII string), without
+    /// scanning it again to find that out.
+    pub fn str_ascii(s: &str) -> Value {
+        debug_assert!(s.is_ascii());
+        Value::Str(Rc::new(KStr {
+            s: s.to_owned(),
+            ascii: true,
+        }))
+    }
+
     pub fn list(v: Vec<Value>) -> Value {
-        Value::List(Rc::new(RefCell::new(v)))
+        Value::List(Rc::new(RefCell::new(ListItems::new(v))))
     }
 
     pub fn tuple(v: Vec<Value>) -> Value {

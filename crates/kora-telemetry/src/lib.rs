@@ -5,8 +5,12 @@
 //! never disagree about what a run spent.
 
 pub mod cost;
+mod encoder;
+mod handoff;
+mod interner;
 pub mod otlp;
 pub mod recorder;
+mod span_event;
 pub mod span_json;
 pub mod store;
 mod trace_out;

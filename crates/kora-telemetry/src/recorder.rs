@@ -1,18 +1,25 @@
 //! The recorder: implements the runtime's `Tracer` for one run, streaming its spans as
 //! OTLP JSON and keeping them as `SpanData` when asked (the cost report, tests).
 //!
-//! A streaming recorder encodes a span's name and attributes as they arrive, into
-//! buffers recycled from spans that closed, and writes the span's JSON into the trace's
-//! output when it closes (`trace_out.rs`): a span costs no allocation and no hand-over
-//! to another thread, only the bytes themselves. The spans open at a time are few and
-//! closed innermost first, so they are a stack searched from the top.
+//! On the interpreter's thread a tracer call only becomes a fixed-size record in a batch
+//! (`span_event.rs`): a span id from a counter, times as the clock read them, names and string
+//! values as ids of the run's interned strings (`interner.rs`). Full batches go whole to
+//! the encoder (`handoff.rs`, `encoder.rs`), which writes the JSON on a thread of its own
+//! when the trace goes to a file. Every span is recorded: none is sampled or dropped.
 
 use std::fs::File;
+use std::mem;
+use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kora_runtime::trace::{AttrValue, SpanId, SpanKind, SpanStatus, Tracer};
+use kora_runtime::trace::{AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus, Tracer};
 
+use crate::encoder::Encoder;
+use crate::handoff::Handoff;
+use crate::interner::Interner;
+use crate::otlp::nanos;
+use crate::span_event::{Batch, CallRecord, Event, Val, BATCH};
 use crate::trace_out::TraceOut;
 
 /// One span as recorded.
@@ -101,33 +108,18 @@ pub struct Recording {
     pub(crate) streamed: Option<Streamed>,
 }
 
-/// A span between `open` and `close`.
-struct OpenSpan {
-    id: SpanId,
-    parent: Option<SpanId>,
-    kind: SpanKind,
-    start: SystemTime,
-    /// The name as a JSON string literal (empty when nothing is streamed).
-    name: Vec<u8>,
-    /// Attribute objects as JSON, comma-separated (empty when nothing is streamed).
-    attrs: Vec<u8>,
-    /// The span as data, when the recorder keeps spans.
-    data: Option<SpanData>,
-}
+/// How long records may wait in a batch once a span has closed: a slow run still streams.
+const HAND_AFTER: Duration = Duration::from_secs(1);
 
-/// Every span of one run.
+/// Every span of one run, as records on their way to the encoder.
 pub struct Recorder {
     pub ids: RunIds,
     last: SpanId,
-    open: Vec<OpenSpan>,
-    /// Name and attribute buffers of closed spans, for the next ones to fill.
-    spare: Vec<(Vec<u8>, Vec<u8>)>,
-    keep: bool,
-    kept: Vec<SpanData>,
-    /// Where closed spans' JSON goes; `None` records data only.
-    out: Option<TraceOut>,
-    /// `span_json::span_head` of this run.
-    head: Vec<u8>,
+    names: Interner,
+    batch: Batch,
+    /// A span closing at or after this hands the batch over, full or not.
+    hand_by: SystemTime,
+    to: Handoff,
 }
 
 impl Default for Recorder {
@@ -139,98 +131,111 @@ impl Default for Recorder {
 impl Recorder {
     /// A recorder that keeps spans in memory only.
     pub fn new() -> Recorder {
-        Recorder::with(RunIds::new(), None, true)
+        let ids = RunIds::new();
+        let enc = Encoder::new(ids.clone(), None, true);
+        Recorder::with(ids, Handoff::InPlace(Box::new(enc)))
     }
 
-    /// A recorder that also streams its spans' OTLP JSON into memory as they close.
+    /// A recorder that also streams its spans' OTLP JSON into memory.
     pub fn streaming() -> Recorder {
-        Recorder::with(RunIds::new(), Some(TraceOut::memory()), true)
+        let ids = RunIds::new();
+        let enc = Encoder::new(ids.clone(), Some(TraceOut::memory()), true);
+        Recorder::with(ids, Handoff::InPlace(Box::new(enc)))
     }
 
-    /// As `streaming`, into the trace file in `dir` as spans close (`RUN_ID.json.tmp` until
-    /// `store::write` names it); in memory when the file cannot be made. With `keep` false
-    /// no span is kept as data, so a run of many calls does not grow by every span it made.
+    /// As `streaming`, into the trace file in `dir`, written by the encoder (on its own thread
+    /// once a batch fills) as spans close (`RUN_ID.json.tmp` until `store::write` names it); in memory when the file
+    /// cannot be made. With `keep` false no span is kept as data, so a run of many calls
+    /// does not grow by every span it made.
     pub fn streaming_to(dir: &Path, program: &str, keep: bool) -> Recorder {
         let ids = RunIds::new();
         let tmp = dir.join(format!("{}.json.tmp", ids.run_id));
         let file = crate::otlp::envelope_parts(&ids, program).and_then(|(prefix, suffix)| {
             std::fs::create_dir_all(dir).ok()?;
             let file = File::create(&tmp).ok()?;
-            Some(TraceOut::file(tmp, file, prefix, suffix))
+            Some(TraceOut::file(tmp.clone(), file, prefix, suffix))
         });
-        match file {
-            Some(out) => Recorder::with(ids, Some(out), keep),
-            None => Recorder::with(ids, Some(TraceOut::memory()), true),
-        }
+        let to = match file {
+            Some(out) => {
+                let enc = Encoder::new(ids.clone(), Some(out), keep);
+                Handoff::Deferred(Box::new(enc), Some(tmp))
+            }
+            None => {
+                let enc = Encoder::new(ids.clone(), Some(TraceOut::memory()), true);
+                Handoff::InPlace(Box::new(enc))
+            }
+        };
+        Recorder::with(ids, to)
     }
 
-    fn with(ids: RunIds, out: Option<TraceOut>, keep: bool) -> Recorder {
+    fn with(ids: RunIds, to: Handoff) -> Recorder {
         Recorder {
-            head: crate::span_json::span_head(&ids),
             ids,
             last: 0,
-            open: Vec::new(),
-            spare: Vec::new(),
-            keep,
-            kept: Vec::new(),
-            out,
+            names: Interner::default(),
+            batch: Batch::new(),
+            hand_by: UNIX_EPOCH,
+            to,
         }
     }
 
-    /// Ends the recording: spans still open (a run that stopped on an error) close at `end`,
-    /// and the streamed JSON is finished.
+    /// Ends the recording: every record is encoded, spans still open (a run that stopped on
+    /// an error) close at `end`, and the streamed JSON is finished.
     pub fn finish(mut self, end: SystemTime) -> Recording {
-        // Oldest first, as an index of slots used to close them.
-        self.open.sort_by_key(|s| s.id);
-        while let Some(s) = self.open.first() {
-            let id = s.id;
-            self.close(id, end, SpanStatus::Unset, None);
+        let last = mem::take(&mut self.batch);
+        match self.to.finish(last) {
+            Ok(enc) => {
+                let done = enc.finish(nanos(end));
+                Recording {
+                    ids: self.ids,
+                    spans: done.spans,
+                    streamed: done.streamed,
+                }
+            }
+            Err(tmp) => Recording {
+                ids: self.ids,
+                spans: Vec::new(),
+                streamed: tmp.map(|t| Streamed::Broken(t, false)),
+            },
         }
-        Recording {
-            streamed: self.out.map(|o| o.finish(self.keep)),
-            ids: self.ids,
-            spans: self.kept,
+    }
+
+    fn push(&mut self, e: Event) {
+        self.batch.events.push(e);
+        if self.batch.events.len() >= BATCH {
+            self.to.hand(&mut self.batch, true);
+        }
+    }
+
+    /// After a span ends: a batch that has waited long enough goes over even if not full.
+    fn ended(&mut self, end: SystemTime) {
+        if end >= self.hand_by {
+            if !self.batch.events.is_empty() {
+                self.to.hand(&mut self.batch, false);
+            }
+            self.hand_by = end.checked_add(HAND_AFTER).unwrap_or(end);
         }
     }
 
     fn begin(
         &mut self,
         kind: SpanKind,
-        head: &str,
+        head: &'static str,
         tail: &str,
         parent: Option<SpanId>,
         start: SystemTime,
     ) -> SpanId {
         self.last += 1;
-        let (mut name, attrs) = self.spare.pop().unwrap_or_default();
-        if self.out.is_some() {
-            crate::span_json::name(&mut name, head, tail);
-        }
-        let data = self.keep.then(|| SpanData {
+        let tail = self.names.text(tail, &mut self.batch.events);
+        self.push(Event::Open {
             id: self.last,
-            parent,
+            parent: parent.and_then(NonZeroU64::new),
             kind,
-            name: format!("{head}{tail}"),
+            head,
+            tail,
             start,
-            end: None,
-            attrs: Vec::new(),
-            status: SpanStatus::Unset,
-            message: None,
-        });
-        self.open.push(OpenSpan {
-            id: self.last,
-            parent,
-            kind,
-            start,
-            name,
-            attrs,
-            data,
         });
         self.last
-    }
-
-    fn get(&mut self, id: SpanId) -> Option<&mut OpenSpan> {
-        self.open.iter_mut().rev().find(|s| s.id == id)
     }
 }
 
@@ -257,60 +262,63 @@ impl Tracer for Recorder {
     }
 
     fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue) {
-        let json = self.out.is_some();
-        if let Some(s) = self.get(span) {
-            if json {
-                crate::span_json::attr(&mut s.attrs, key, &value);
-            }
-            if let Some(d) = &mut s.data {
-                d.attrs.push((key, value));
-            }
-        }
+        let value = match value {
+            AttrValue::Str(s) => Val::Text(self.names.text(&s, &mut self.batch.events)),
+            AttrValue::Static(s) => Val::Static(s),
+            AttrValue::Int(n) => Val::Int(n),
+            AttrValue::Float(f) => Val::Float(f),
+            AttrValue::Bool(b) => Val::Bool(b),
+        };
+        self.push(Event::Attr {
+            id: span,
+            key,
+            value,
+        });
     }
 
     fn attr_str(&mut self, span: SpanId, key: &'static str, value: &str) {
-        let json = self.out.is_some();
-        if let Some(s) = self.get(span) {
-            if json {
-                crate::span_json::attr_str(&mut s.attrs, key, value);
-            }
-            if let Some(d) = &mut s.data {
-                d.attrs.push((key, AttrValue::Str(value.to_string())));
-            }
-        }
+        let value = Val::Text(self.names.text(value, &mut self.batch.events));
+        self.push(Event::Attr {
+            id: span,
+            key,
+            value,
+        });
     }
 
     fn close(&mut self, span: SpanId, end: SystemTime, status: SpanStatus, message: Option<&str>) {
-        let Some(at) = self.open.iter().rposition(|s| s.id == span) else {
-            return;
+        self.push(Event::Close {
+            id: span,
+            end,
+            status,
+            message: message.map(Box::from),
+        });
+        self.ended(end);
+    }
+
+    fn close_model_call(
+        &mut self,
+        span: SpanId,
+        call: &ModelCallSpan<'_>,
+        end: SystemTime,
+        status: SpanStatus,
+    ) {
+        let events = &mut self.batch.events;
+        let record = CallRecord {
+            model: self.names.text(call.model, events),
+            site: self.names.text(call.site, events),
+            agent: call.agent.map(|a| self.names.text(a, events)),
+            error_type: call.error_type.map(|e| self.names.text(e, events)),
+            provider: call.provider,
+            answered: call.answered,
+            outcome: call.outcome,
+            usage: call.usage,
+            attempts: call.attempts,
+            dropped_exchanges: call.dropped_exchanges,
+            status,
         };
-        let mut s = self.open.remove(at);
-        if let Some(out) = &mut self.out {
-            crate::span_json::Closed {
-                head: &self.head,
-                ids: &self.ids,
-                id: s.id,
-                parent: s.parent,
-                kind: s.kind,
-                name: &s.name,
-                start: s.start,
-                end,
-                attrs: &s.attrs,
-                status,
-                message,
-            }
-            .write(out.item());
-            out.written();
-        }
-        if let Some(mut d) = s.data.take() {
-            d.end = Some(end);
-            d.status = status;
-            d.message = message.map(str::to_string);
-            self.kept.push(d);
-        }
-        s.name.clear();
-        s.attrs.clear();
-        self.spare.push((s.name, s.attrs));
+        self.batch.calls.push(record);
+        self.push(Event::ModelCall { id: span, end });
+        self.ended(end);
     }
 }
 
@@ -363,6 +371,104 @@ mod tests {
         );
     }
 
+    /// A tracer that keeps the seam's default `close_model_call`, which takes the record apart.
+    struct Split<'a>(&'a mut Recorder);
+
+    impl Tracer for Split<'_> {
+        fn open(
+            &mut self,
+            kind: SpanKind,
+            name: &str,
+            parent: Option<SpanId>,
+            start: SystemTime,
+        ) -> SpanId {
+            self.0.open(kind, name, parent, start)
+        }
+        fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue) {
+            self.0.attr(span, key, value)
+        }
+        fn close(
+            &mut self,
+            span: SpanId,
+            end: SystemTime,
+            status: SpanStatus,
+            message: Option<&str>,
+        ) {
+            self.0.close(span, end, status, message)
+        }
+    }
+
+    #[test]
+    fn a_model_call_record_says_what_its_attributes_one_by_one_would() {
+        let calls = [
+            ModelCallSpan {
+                model: "m\"odd\n",
+                provider: Some("openai"),
+                agent: Some("summarize"),
+                site: "main.ko:f#0",
+                answered: "cassette",
+                usage: Some((12, u64::MAX)),
+                attempts: 2,
+                dropped_exchanges: 1,
+                outcome: Some("failed"),
+                error_type: Some("429"),
+            },
+            ModelCallSpan {
+                model: "m",
+                site: "main.ko:g#1",
+                answered: "mock",
+                outcome: Some("ok"),
+                ..ModelCallSpan::default()
+            },
+        ];
+        let record = |rec: &mut dyn Tracer| {
+            let run = rec.open(SpanKind::Run, "run main.ko", None, at(0));
+            // The mocked call again, as from a loop (its JSON is reused), once after an attribute.
+            for (i, call) in [calls[0], calls[1], calls[1], calls[1]].iter().enumerate() {
+                let c = rec.open_named(SpanKind::ModelCall, "chat ", call.model, Some(run), at(1));
+                if i == 3 {
+                    rec.attr(c, "kora.before", AttrValue::Bool(true));
+                }
+                let status = if i == 0 {
+                    SpanStatus::Error
+                } else {
+                    SpanStatus::Ok
+                };
+                rec.close_model_call(c, call, at(2), status);
+            }
+            // Closed already: a record for it says nothing.
+            rec.close_model_call(run + 1, &calls[1], at(3), SpanStatus::Ok);
+            rec.close(run, at(4), SpanStatus::Ok, None);
+        };
+        let mut whole = Recorder::streaming();
+        record(&mut whole);
+        let mut split = Recorder::streaming();
+        record(&mut Split(&mut split));
+        let (whole, split) = (whole.finish(at(9)), split.finish(at(9)));
+        assert_eq!(whole.spans.len(), 5);
+        for (a, b) in whole.spans.iter().zip(&split.spans) {
+            assert_eq!((&a.name, &a.attrs, a.status), (&b.name, &b.attrs, b.status));
+        }
+        assert_eq!(whole.spans[0].attrs.len(), 12);
+        assert_eq!(
+            whole.spans[0].int("gen_ai.usage.output_tokens"),
+            Some(i64::MAX)
+        );
+        assert_eq!(whole.spans[1].str("kora.outcome"), Some("ok"));
+        assert_eq!(whole.spans[3].attrs.len(), 6);
+        let decoded = |r: &Recording| {
+            let text = recording_json(r, "main.ko");
+            let req = from_json(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            assert_eq!(req, to_request(r, "main.ko"), "{text}");
+            let spans = req.resource_spans[0].scope_spans[0].spans.clone();
+            spans
+                .into_iter()
+                .map(|s| (s.name, s.attributes, s.status))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(decoded(&whole), decoded(&split));
+    }
+
     #[test]
     fn a_trace_file_fills_as_spans_close_and_keeps_no_span_in_memory() {
         let root = std::env::temp_dir().join(format!("kora-recorder-{}", std::process::id()));
@@ -372,16 +478,31 @@ mod tests {
         let run = rec.open(SpanKind::Run, "run main.ko", None, at(0));
         for i in 0..2000 {
             let c = rec.open_named(SpanKind::ModelCall, "chat ", "m", Some(run), at(1));
-            rec.attr_str(c, "kora.site", "main.ko:3:5");
-            rec.attr(c, "kora.i", AttrValue::Int(i));
-            rec.close(c, at(2), SpanStatus::Ok, None);
+            if i % 2 == 0 {
+                rec.attr_str(c, "kora.site", "main.ko:3:5");
+                rec.attr(c, "kora.i", AttrValue::Int(i));
+                rec.close(c, at(2), SpanStatus::Ok, None);
+            } else {
+                let call = ModelCallSpan {
+                    model: "m",
+                    site: "main.ko:4:5",
+                    answered: "mock",
+                    ..ModelCallSpan::default()
+                };
+                rec.close_model_call(c, &call, at(2), SpanStatus::Ok);
+            }
         }
         let tmp = dir.join(format!("{}.json.tmp", rec.ids.run_id));
-        let written = std::fs::metadata(&tmp).map_or(0, |m| m.len());
-        assert!(
-            written > 1 << 16,
-            "streamed before the end: {written} bytes"
-        );
+        // The encoder's thread writes on its own schedule: wait for it, for as long as a
+        // loaded machine may need, and fail only if the run's end is the first write.
+        let streamed = (0..2000).any(|_| {
+            let written = std::fs::metadata(&tmp).map_or(0, |m| m.len());
+            written > 1 << 16 || {
+                std::thread::sleep(Duration::from_millis(10));
+                false
+            }
+        });
+        assert!(streamed, "nothing streamed before the end");
         let recording = rec.finish(at(3));
         assert!(recording.spans.is_empty());
         let path = crate::store::write(&root, &recording, "main.ko").expect("written");
@@ -389,6 +510,8 @@ mod tests {
         let spans = &req.resource_spans[0].scope_spans[0].spans;
         assert_eq!(spans.len(), 2001);
         assert_eq!(spans[1999].name, "chat m");
+        assert_eq!(spans[1998].attributes.len(), 2);
+        assert_eq!(spans[1999].attributes.len(), 4);
         assert_eq!(spans[2000].name, "run main.ko");
         assert_eq!(spans[1999].parent_span_id, spans[2000].span_id);
         let _ = std::fs::remove_dir_all(&root);

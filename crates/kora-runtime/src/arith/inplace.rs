@@ -36,7 +36,7 @@ pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
         (BinOp::Mul, Value::List(l), _) if as_int(rhs).is_some() => {
             let n = usize::try_from(as_int(rhs).unwrap_or(0)).unwrap_or(0);
             let grown = repeat_vec(&l.borrow(), n)?;
-            *l.borrow_mut() = grown;
+            **l.borrow_mut() = grown;
             Ok(())
         }
         (BinOp::Add, Value::Str(s), Value::Str(r)) => {

@@ -12,12 +12,12 @@ use crate::compare::values_equal;
 use crate::error::{codes, fail, type_error, RtResult};
 use crate::format::{repr_string, type_name};
 use crate::iter::collect;
-use crate::value::Value;
+use crate::value::{ListItems, Value};
 
 pub(super) fn call(
     ctx: &mut dyn Caller,
     recv: &Value,
-    l: &RefCell<Vec<Value>>,
+    l: &RefCell<ListItems>,
     name: Sym,
     mut a: Vec<Value>,
     mut kwargs: Vec<(Sym, Value)>,

@@ -46,7 +46,7 @@ pub(super) fn call(
             };
             let parts = match a.first() {
                 None | Some(Value::None) if name == sym::SPLIT => {
-                    strsplit::split_whitespace(text, max)
+                    strsplit::split_whitespace(s, max)
                 }
                 None | Some(Value::None) => strsplit::rsplit_whitespace(text, max),
                 Some(sep) => {
@@ -296,6 +296,8 @@ pub(super) fn call(
 fn same_or_new(s: &Rc<KStr>, part: &str) -> Value {
     if part.len() == s.as_str().len() {
         Value::Str(s.clone())
+    } else if s.is_ascii() {
+        Value::str_ascii(part)
     } else {
         Value::str(part)
     }

@@ -11,7 +11,15 @@ fn push(out: &mut Vec<Value>, s: &str) {
 }
 
 /// `s.split()` / `s.split(None, maxsplit)`.
-pub fn split_whitespace(s: &str, maxsplit: Option<usize>) -> Vec<Value> {
+pub fn split_whitespace(s: &KStr, maxsplit: Option<usize>) -> Vec<Value> {
+    if s.is_ascii() {
+        return split_ascii_whitespace(s.as_str(), maxsplit);
+    }
+    split_any_whitespace(s.as_str(), maxsplit)
+}
+
+/// `split_whitespace` on any text.
+pub(super) fn split_any_whitespace(s: &str, maxsplit: Option<usize>) -> Vec<Value> {
     let mut out = Vec::new();
     let mut rest = s;
     let mut left = maxsplit.unwrap_or(usize::MAX);
@@ -28,6 +36,35 @@ pub fn split_whitespace(s: &str, maxsplit: Option<usize>) -> Vec<Value> {
         let end = rest.find(is_space).unwrap_or(rest.len());
         push(&mut out, &rest[..end]);
         rest = &rest[end..];
+    }
+    out
+}
+
+/// `split_whitespace` on ASCII text: a byte walk, where the general loop decodes every
+/// character twice (once to skip spaces, once to find the next one).
+pub(super) fn split_ascii_whitespace(s: &str, maxsplit: Option<usize>) -> Vec<Value> {
+    let b = s.as_bytes();
+    let space = |i: usize| is_space(b[i] as char);
+    let mut out = Vec::new();
+    let mut left = maxsplit.unwrap_or(usize::MAX);
+    let mut i = 0;
+    loop {
+        while i < b.len() && space(i) {
+            i += 1;
+        }
+        if i == b.len() {
+            break;
+        }
+        if left == 0 {
+            out.push(Value::str_ascii(&s[i..]));
+            break;
+        }
+        left -= 1;
+        let start = i;
+        while i < b.len() && !space(i) {
+            i += 1;
+        }
+        out.push(Value::str_ascii(&s[start..i]));
     }
     out
 }
@@ -59,6 +96,15 @@ pub fn rsplit_whitespace(s: &str, maxsplit: Option<usize>) -> Vec<Value> {
 
 /// `s.split(sep, maxsplit)` for a non-empty `sep`.
 pub fn split_sep(s: &str, sep: &str, maxsplit: Option<usize>) -> Vec<Value> {
+    // A one-byte separator is an ASCII character: splitting on the char searches with
+    // memchr, where a `&str` pattern sets up a two-way searcher per call.
+    if let [c] = sep.as_bytes() {
+        let c = *c as char;
+        return match maxsplit {
+            None => s.split(c).map(Value::str).collect(),
+            Some(n) => s.splitn(n.saturating_add(1), c).map(Value::str).collect(),
+        };
+    }
     match maxsplit {
         None => s.split(sep).map(Value::str).collect(),
         Some(n) => s.splitn(n.saturating_add(1), sep).map(Value::str).collect(),

@@ -31,6 +31,30 @@ fn m(
 }
 
 #[test]
+fn ascii_split_agrees_with_the_general_one() {
+    use super::strsplit::{split_any_whitespace, split_ascii_whitespace};
+    let c = TestCaller::new();
+    let show = |v: Vec<Value>| repr_string(&c.program, &list(v));
+    for text in [
+        "",
+        "   ",
+        " a\tb\x1cc\x1f d \r\n",
+        "x",
+        "a  b   c ",
+        "\x0bq\x0c",
+    ] {
+        for max in [None, Some(0), Some(1), Some(2)] {
+            assert_eq!(
+                show(split_ascii_whitespace(text, max)),
+                show(split_any_whitespace(text, max)),
+                "{text:?} maxsplit {max:?}"
+            );
+        }
+    }
+    assert_eq!(show(split_ascii_whitespace(" a\x1cb ", None)), "['a', 'b']");
+}
+
+#[test]
 fn str_split_family() {
     let mut c = TestCaller::new();
     let t = s("  a b  c  ");

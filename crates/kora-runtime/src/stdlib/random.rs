@@ -84,7 +84,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                     }
                 }
             }
-            *l.borrow_mut() = new;
+            **l.borrow_mut() = new;
             Ok(Value::None)
         }
         StdFn::RandomSample => {

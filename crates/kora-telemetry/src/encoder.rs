@@ -1,0 +1,340 @@
+//! The encoder: replays a recorder's records (`span_event.rs`) into OTLP JSON span items for
+//! the trace's output, and into `SpanData` when spans are kept (the cost report, tests).
+//!
+//! It holds what the interpreter's thread no longer does: the spans still open, each with
+//! its name and attributes already encoded into buffers recycled from spans that closed,
+//! and every interned string in its escaped JSON form, so a model name or a call site is
+//! escaped once a run. The spans open at a time are few and close innermost first, so they
+//! are a stack searched from the top.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kora_runtime::trace::{AttrRef, AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus};
+
+use crate::interner::Fold;
+use crate::otlp::nanos;
+use crate::recorder::{RunIds, SpanData, Streamed};
+use crate::span_event::{Batch, CallRecord, Event, Nanos, Text, Val};
+use crate::span_json;
+use crate::trace_out::TraceOut;
+
+/// A span between its `Open` and its `Close`.
+struct OpenSpan {
+    id: SpanId,
+    parent: Option<SpanId>,
+    kind: SpanKind,
+    start: Nanos,
+    /// The name as a JSON string literal (empty when nothing is streamed).
+    name: Vec<u8>,
+    /// Attribute objects as JSON, comma-separated (empty when nothing is streamed).
+    attrs: Vec<u8>,
+    /// The span as data, when spans are kept.
+    data: Option<SpanData>,
+}
+
+/// Everything a run's records have said so far.
+pub(crate) struct Encoder {
+    ids: RunIds,
+    /// `span_json::span_head` of this run.
+    head: Vec<u8>,
+    names: Vec<Box<str>>,
+    /// `names` escaped for JSON strings (empty when nothing is streamed).
+    escaped: Vec<Vec<u8>>,
+    open: Vec<OpenSpan>,
+    /// Name and attribute buffers of closed spans, for the next ones to fill.
+    spare: Vec<(Vec<u8>, Vec<u8>)>,
+    keep: bool,
+    kept: Vec<SpanData>,
+    /// Where closed spans' JSON goes; `None` keeps data only.
+    out: Option<TraceOut>,
+    /// The attributes' JSON of model calls that carry no number, by what they say.
+    calls: HashMap<CallKey, Vec<u8>, BuildHasherDefault<Fold>>,
+}
+
+/// The most distinct number-free model calls whose JSON is kept.
+const CALLS_KEPT: usize = 4096;
+
+/// A model call with no tokens, attempts or dropped exchanges: its attributes are names
+/// and words only, so calls from one site in a loop (mocked ones above all) encode the
+/// same bytes each time. Static words are told apart by address; two copies of one word
+/// only make two entries.
+#[derive(Clone, Copy, Hash, PartialEq, Eq)]
+struct CallKey {
+    model: u32,
+    site: u32,
+    agent: Option<u32>,
+    error_type: Option<u32>,
+    provider: Option<(usize, usize)>,
+    answered: (usize, usize),
+    outcome: Option<(usize, usize)>,
+}
+
+impl CallKey {
+    fn of(c: &CallRecord) -> Option<CallKey> {
+        if c.usage.is_some() || c.attempts > 0 || c.dropped_exchanges > 0 {
+            return None;
+        }
+        let id = |t: &Text| match t {
+            Text::Interned(i) => Some(*i),
+            Text::Owned(_) => None,
+        };
+        let word = |w: &'static str| (w.as_ptr() as usize, w.len());
+        Some(CallKey {
+            model: id(&c.model)?,
+            site: id(&c.site)?,
+            agent: match &c.agent {
+                Some(t) => Some(id(t)?),
+                None => None,
+            },
+            error_type: match &c.error_type {
+                Some(t) => Some(id(t)?),
+                None => None,
+            },
+            provider: c.provider.map(word),
+            answered: word(c.answered),
+            outcome: c.outcome.map(word),
+        })
+    }
+}
+
+/// A model call's attribute objects, comma-separated, after any already in `out`.
+fn call_json(out: &mut Vec<u8>, call: &ModelCallSpan<'_>) {
+    call.each_attr(|key, v| match v {
+        AttrRef::Str(t) => span_json::attr_str(out, key, t),
+        AttrRef::Static(t) => span_json::attr(out, key, &AttrValue::Static(t)),
+        AttrRef::Int(n) => span_json::attr(out, key, &AttrValue::Int(n)),
+    });
+}
+
+/// What an encoder made of a whole run.
+pub(crate) struct Encoded {
+    pub spans: Vec<SpanData>,
+    pub streamed: Option<Streamed>,
+}
+
+impl Encoder {
+    pub(crate) fn new(ids: RunIds, out: Option<TraceOut>, keep: bool) -> Encoder {
+        Encoder {
+            head: span_json::span_head(&ids),
+            ids,
+            names: Vec::new(),
+            escaped: Vec::new(),
+            open: Vec::new(),
+            spare: Vec::new(),
+            keep,
+            kept: Vec::new(),
+            out,
+            calls: HashMap::default(),
+        }
+    }
+
+    /// Replays a batch, leaving it empty with its capacity for the recorder to fill again.
+    pub(crate) fn take(&mut self, batch: &mut Batch) {
+        let mut calls = batch.calls.drain(..);
+        for e in batch.events.drain(..) {
+            match e {
+                Event::ModelCall { id, end } => {
+                    if let Some(c) = calls.next() {
+                        self.model_call(id, nanos(end), &c);
+                    }
+                }
+                e => self.event(e),
+            }
+        }
+    }
+
+    /// A model call's attributes, in `ModelCallSpan::each_attr`'s order, then its end.
+    fn model_call(&mut self, id: SpanId, end: Nanos, c: &CallRecord) {
+        let Some(s) = self.open.iter_mut().rev().find(|s| s.id == id) else {
+            return;
+        };
+        let call = c.resolve(&self.names);
+        if self.out.is_some() {
+            match CallKey::of(c) {
+                Some(key) => {
+                    if !self.calls.contains_key(&key) && self.calls.len() < CALLS_KEPT {
+                        let mut json = Vec::new();
+                        call_json(&mut json, &call);
+                        self.calls.insert(key, json);
+                    }
+                    match self.calls.get(&key) {
+                        Some(json) => {
+                            // Kept without the comma that follows attributes given earlier.
+                            if !s.attrs.is_empty() && !json.is_empty() {
+                                s.attrs.push(b',');
+                            }
+                            s.attrs.extend_from_slice(json);
+                        }
+                        None => call_json(&mut s.attrs, &call),
+                    }
+                }
+                None => call_json(&mut s.attrs, &call),
+            }
+        }
+        if let Some(d) = &mut s.data {
+            call.each_attr(|key, v| {
+                let v = match v {
+                    AttrRef::Str(t) => AttrValue::Str(t.to_string()),
+                    AttrRef::Static(t) => AttrValue::Static(t),
+                    AttrRef::Int(n) => AttrValue::Int(n),
+                };
+                d.attrs.push((key, v));
+            });
+        }
+        self.close(id, end, c.status, None);
+    }
+
+    fn event(&mut self, e: Event) {
+        match e {
+            Event::Intern(id, s) => {
+                // Ids arrive in order; a gap would mean a lost batch, and then the names read empty.
+                while self.names.len() < id as usize {
+                    self.names.push("".into());
+                    self.escaped.push(Vec::new());
+                }
+                let mut esc = Vec::new();
+                if self.out.is_some() {
+                    span_json::escaped(&mut esc, &s);
+                }
+                self.names.push(s);
+                self.escaped.push(esc);
+            }
+            Event::Open {
+                id,
+                parent,
+                kind,
+                head,
+                tail,
+                start,
+            } => self.begin(id, parent.map(u64::from), kind, head, &tail, nanos(start)),
+            Event::Attr { id, key, value } => self.attr(id, key, &value),
+            Event::Close {
+                id,
+                end,
+                status,
+                message,
+            } => self.close(id, nanos(end), status, message.as_deref()),
+            Event::ModelCall { .. } => {}
+        }
+    }
+
+    fn begin(
+        &mut self,
+        id: SpanId,
+        parent: Option<SpanId>,
+        kind: SpanKind,
+        head: &'static str,
+        tail: &Text,
+        start: Nanos,
+    ) {
+        let (mut name, attrs) = self.spare.pop().unwrap_or_default();
+        if self.out.is_some() {
+            name.push(b'"');
+            span_json::escaped(&mut name, head);
+            match tail {
+                Text::Interned(i) => {
+                    if let Some(e) = self.escaped.get(*i as usize) {
+                        name.extend_from_slice(e);
+                    }
+                }
+                Text::Owned(s) => span_json::escaped(&mut name, s),
+            }
+            name.push(b'"');
+        }
+        let data = self.keep.then(|| SpanData {
+            id,
+            parent,
+            kind,
+            name: format!("{head}{}", tail.resolve(&self.names)),
+            start: time(start),
+            end: None,
+            attrs: Vec::new(),
+            status: SpanStatus::Unset,
+            message: None,
+        });
+        self.open.push(OpenSpan {
+            id,
+            parent,
+            kind,
+            start,
+            name,
+            attrs,
+            data,
+        });
+    }
+
+    fn attr(&mut self, id: SpanId, key: &'static str, value: &Val) {
+        let Some(s) = self.open.iter_mut().rev().find(|s| s.id == id) else {
+            return;
+        };
+        if self.out.is_some() {
+            match value {
+                Val::Text(Text::Interned(i)) => {
+                    let esc = self.escaped.get(*i as usize).map_or(&[][..], |e| e);
+                    span_json::attr_escaped(&mut s.attrs, key, esc);
+                }
+                Val::Text(Text::Owned(t)) => span_json::attr_str(&mut s.attrs, key, t),
+                Val::Static(v) => span_json::attr(&mut s.attrs, key, &AttrValue::Static(v)),
+                Val::Int(n) => span_json::attr(&mut s.attrs, key, &AttrValue::Int(*n)),
+                Val::Float(f) => span_json::attr(&mut s.attrs, key, &AttrValue::Float(*f)),
+                Val::Bool(b) => span_json::attr(&mut s.attrs, key, &AttrValue::Bool(*b)),
+            }
+        }
+        if let Some(d) = &mut s.data {
+            d.attrs.push((key, value.to_attr(&self.names)));
+        }
+    }
+
+    fn close(&mut self, id: SpanId, end: Nanos, status: SpanStatus, message: Option<&str>) {
+        let Some(at) = self.open.iter().rposition(|s| s.id == id) else {
+            return;
+        };
+        let mut s = self.open.remove(at);
+        if let Some(out) = &mut self.out {
+            span_json::Closed {
+                head: &self.head,
+                ids: &self.ids,
+                id: s.id,
+                parent: s.parent,
+                kind: s.kind,
+                name: &s.name,
+                start: s.start,
+                end,
+                attrs: &s.attrs,
+                status,
+                message,
+            }
+            .write(out.item());
+            out.written();
+        }
+        if let Some(mut d) = s.data.take() {
+            d.end = Some(time(end));
+            d.status = status;
+            d.message = message.map(str::to_string);
+            self.kept.push(d);
+        }
+        s.name.clear();
+        s.attrs.clear();
+        self.spare.push((s.name, s.attrs));
+    }
+
+    /// Ends the run: spans still open (a run that stopped on an error) close at `end`, oldest
+    /// first, and the streamed JSON is finished.
+    pub(crate) fn finish(mut self, end: Nanos) -> Encoded {
+        self.open.sort_by_key(|s| s.id);
+        while let Some(s) = self.open.first() {
+            let id = s.id;
+            self.close(id, end, SpanStatus::Unset, None);
+        }
+        Encoded {
+            streamed: self.out.map(|o| o.finish(self.keep)),
+            spans: self.kept,
+        }
+    }
+}
+
+fn time(n: Nanos) -> SystemTime {
+    UNIX_EPOCH + Duration::from_nanos(n)
+}

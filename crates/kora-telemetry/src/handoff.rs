@@ -1,0 +1,121 @@
+//! How a recorder's batches reach the encoder: on a thread of its own for a trace file, so
+//! the interpreter's thread only fills records, or in place for a recording kept in memory.
+//!
+//! Whole batches cross, never single spans: one channel send per few hundred records. The
+//! channel is bounded, so an encoder that falls behind (a slow disk) holds the program
+//! back instead of letting memory grow, and the encoder sends emptied batches back, so a
+//! long run keeps reusing the same few buffers. The thread starts with the first full
+//! batch, so a run of a few spans (most runs: a handful of model calls) never pays for
+//! one. It is joined when the recording finishes, on a run's normal and error exits alike,
+//! so every record is written.
+
+use std::mem;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use crate::encoder::Encoder;
+use crate::span_event::Batch;
+
+/// Full batches waiting for the encoder at most; past that, handing one over waits.
+const QUEUED: usize = 4;
+
+/// Where full batches go.
+pub(crate) enum Handoff {
+    /// Encoded on the recorder's own thread as each batch fills.
+    InPlace(Box<Encoder>),
+    /// A trace file whose encoder gets a thread once a batch fills; until then (and at the
+    /// end) batches are encoded in place. The file, to report it broken if the thread is lost.
+    Deferred(Box<Encoder>, Option<PathBuf>),
+    Thread(Worker),
+    /// The encoder's thread ended early (it panicked): records are dropped, and the
+    /// trace file, if any, is reported broken at the end.
+    Lost(Option<PathBuf>),
+}
+
+/// The encoder's thread and its two channels.
+pub(crate) struct Worker {
+    full: SyncSender<Batch>,
+    empty: Receiver<Batch>,
+    thread: JoinHandle<Option<Encoder>>,
+    /// The trace file being written, to report it broken if the thread is lost.
+    tmp: Option<PathBuf>,
+}
+
+impl Handoff {
+    /// Starts the encoder's thread; encodes in place if no thread can be started.
+    pub(crate) fn spawn(enc: Encoder, tmp: Option<PathBuf>) -> Handoff {
+        let (full, full_rx) = sync_channel::<Batch>(QUEUED);
+        let (empty_tx, empty) = channel::<Batch>();
+        // The encoder follows the thread once it runs, so a failed start still has it.
+        let (give, given) = channel::<Encoder>();
+        let started = std::thread::Builder::new()
+            .name("kora-trace".into())
+            .spawn(move || {
+                let mut enc = given.recv().ok()?;
+                while let Ok(mut batch) = full_rx.recv() {
+                    enc.take(&mut batch);
+                    // The recorder may have finished already; then the batch is simply freed.
+                    let _ = empty_tx.send(batch);
+                }
+                Some(enc)
+            });
+        match started {
+            Ok(thread) => match give.send(enc) {
+                Ok(()) => Handoff::Thread(Worker {
+                    full,
+                    empty,
+                    thread,
+                    tmp,
+                }),
+                Err(back) => Handoff::InPlace(Box::new(back.0)),
+            },
+            Err(_) => Handoff::InPlace(Box::new(enc)),
+        }
+    }
+
+    /// Hands `batch` over and leaves an empty one in its place; `full` when it was handed
+    /// for its size rather than its age.
+    pub(crate) fn hand(&mut self, batch: &mut Batch, full: bool) {
+        if full {
+            if let Handoff::Deferred(..) = self {
+                let Handoff::Deferred(enc, tmp) = mem::replace(self, Handoff::Lost(None)) else {
+                    return;
+                };
+                *self = Handoff::spawn(*enc, tmp);
+            }
+        }
+        match self {
+            Handoff::InPlace(enc) | Handoff::Deferred(enc, _) => enc.take(batch),
+            Handoff::Thread(w) => {
+                let next = w.empty.try_recv().unwrap_or_else(|_| Batch::new());
+                if w.full.send(mem::replace(batch, next)).is_err() {
+                    let tmp = w.tmp.take();
+                    *self = Handoff::Lost(tmp);
+                }
+            }
+            Handoff::Lost(_) => {
+                batch.events.clear();
+                batch.calls.clear();
+            }
+        }
+    }
+
+    /// Hands over the last records and waits for the encoder to take them all; `Err` carries
+    /// the trace file to report broken when the encoder's thread was lost.
+    pub(crate) fn finish(mut self, mut last: Batch) -> Result<Encoder, Option<PathBuf>> {
+        self.hand(&mut last, false);
+        match self {
+            Handoff::InPlace(enc) | Handoff::Deferred(enc, _) => Ok(*enc),
+            Handoff::Thread(w) => {
+                // Closing the channel ends the thread's loop once the queue is drained.
+                drop(w.full);
+                match w.thread.join() {
+                    Ok(Some(enc)) => Ok(enc),
+                    _ => Err(w.tmp),
+                }
+            }
+            Handoff::Lost(tmp) => Err(tmp),
+        }
+    }
+}

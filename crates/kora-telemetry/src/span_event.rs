@@ -1,0 +1,158 @@
+//! The compact, fixed-size records a recorder makes of the tracer's calls on the
+//! interpreter's thread, and the batches that carry them to the encoder.
+//!
+//! A record owns nothing that must be freed in the common case: keys and the runtime's
+//! words are `&'static str`, names and string values are ids of the run's interned
+//! strings (`interner.rs`), times are the clock's own readings (turned into OTLP's
+//! nanoseconds by the encoder, off the interpreter's thread). Encoding them into OTLP JSON is the
+//! encoder's work (`encoder.rs`), on its own thread when the trace goes to a file.
+
+use std::num::NonZeroU64;
+use std::time::SystemTime;
+
+use kora_runtime::trace::{AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus};
+
+/// Nanoseconds since the Unix epoch, as OTLP carries times.
+pub(crate) type Nanos = u64;
+
+/// How many records a batch holds before it is handed over: about fifty model-call spans.
+pub(crate) const BATCH: usize = 512;
+
+/// A string a record refers to.
+#[derive(Debug)]
+pub(crate) enum Text {
+    /// An entry of the run's interned strings, announced by an `Event::Intern` before its first use.
+    Interned(u32),
+    /// A string past the interner's cap, carried by the record itself.
+    Owned(Box<str>),
+}
+
+/// An attribute's value, as `AttrValue` with its strings interned.
+#[derive(Debug)]
+pub(crate) enum Val {
+    Text(Text),
+    Static(&'static str),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+/// One call of the tracer, as the encoder replays it.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A string's first use: from now on `Text::Interned(id)` stands for it.
+    Intern(u32, Box<str>),
+    Open {
+        id: SpanId,
+        /// Span ids start at 1, so a missing parent costs no extra word.
+        parent: Option<NonZeroU64>,
+        kind: SpanKind,
+        /// The runtime's own words before the name (`"chat "`), kept apart so nothing is joined here.
+        head: &'static str,
+        tail: Text,
+        start: SystemTime,
+    },
+    Attr {
+        id: SpanId,
+        key: &'static str,
+        value: Val,
+    },
+    Close {
+        id: SpanId,
+        end: SystemTime,
+        status: SpanStatus,
+        /// Only the CLI's run and test spans carry one (why a run failed).
+        message: Option<Box<str>>,
+    },
+    /// A model call's span ends; what it says is the batch's next `CallRecord`.
+    ModelCall { id: SpanId, end: SystemTime },
+}
+
+/// `ModelCallSpan` with its strings interned: a model call's attributes in one record.
+#[derive(Debug)]
+pub(crate) struct CallRecord {
+    pub model: Text,
+    pub site: Text,
+    pub agent: Option<Text>,
+    pub error_type: Option<Text>,
+    pub provider: Option<&'static str>,
+    pub answered: &'static str,
+    pub outcome: Option<&'static str>,
+    pub usage: Option<(u64, u64)>,
+    pub attempts: usize,
+    pub dropped_exchanges: usize,
+    pub status: SpanStatus,
+}
+
+/// The records made between two hand-overs, in the order they were made. Model-call
+/// records sit beside the events, so the common event stays small.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    pub events: Vec<Event>,
+    pub calls: Vec<CallRecord>,
+}
+
+impl Batch {
+    pub(crate) fn new() -> Batch {
+        Batch {
+            events: Vec::with_capacity(BATCH + 16),
+            calls: Vec::with_capacity(BATCH / 2),
+        }
+    }
+}
+
+impl Val {
+    /// The value for a kept `SpanData`, its string read back from the interned ones.
+    pub(crate) fn to_attr(&self, names: &[Box<str>]) -> AttrValue {
+        match self {
+            Val::Text(t) => AttrValue::Str(t.resolve(names).to_string()),
+            Val::Static(s) => AttrValue::Static(s),
+            Val::Int(n) => AttrValue::Int(*n),
+            Val::Float(f) => AttrValue::Float(*f),
+            Val::Bool(b) => AttrValue::Bool(*b),
+        }
+    }
+}
+
+impl CallRecord {
+    /// The record as the runtime gave it, its strings read back from the interned ones.
+    pub(crate) fn resolve<'a>(&'a self, names: &'a [Box<str>]) -> ModelCallSpan<'a> {
+        ModelCallSpan {
+            model: self.model.resolve(names),
+            provider: self.provider,
+            agent: self.agent.as_ref().map(|t| t.resolve(names)),
+            site: self.site.resolve(names),
+            answered: self.answered,
+            usage: self.usage,
+            attempts: self.attempts,
+            dropped_exchanges: self.dropped_exchanges,
+            outcome: self.outcome,
+            error_type: self.error_type.as_ref().map(|t| t.resolve(names)),
+        }
+    }
+}
+
+impl Text {
+    /// The string itself; an id the encoder was never told of reads as empty.
+    pub(crate) fn resolve<'a>(&'a self, names: &'a [Box<str>]) -> &'a str {
+        match self {
+            Text::Interned(i) => names.get(*i as usize).map_or("", |s| s),
+            Text::Owned(s) => s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_stays_small() {
+        // The interpreter's thread writes one of these per tracer call: keep it near a cache line.
+        assert!(
+            std::mem::size_of::<Event>() <= 80,
+            "{}",
+            std::mem::size_of::<Event>()
+        );
+    }
+}

@@ -73,17 +73,19 @@ impl Interp<'_> {
         let hir::ExprKind::Compare(first, rest) = &cond.kind else {
             return self.truth(cond);
         };
-        let ([(kora_syntax::ast::CmpOp::In, container)], Some(target)) =
-            (rest.as_slice(), name_target(first))
-        else {
+        let [(kora_syntax::ast::CmpOp::In, container)] = rest.as_slice() else {
             return self.truth(cond);
         };
         let item = self.eval(first)?;
         let pool = self.eval(container)?;
-        if label::untrusted(&item).is_none() {
+        // A plain item (most are: `if k in seen:`) is a membership test and nothing more.
+        if label::is_scalar(&item) || label::untrusted(&item).is_none() {
             let found = crate::compare::contains(&pool, &item)?;
             return Ok(found);
         }
+        let Some(target) = name_target(first) else {
+            return crate::compare::contains(&pool, &item);
+        };
         let mut it = crate::iter::iterate(&pool)?;
         while let Some(x) = it.next() {
             if crate::compare::values_equal(&x, &item) {
@@ -146,7 +148,10 @@ pub(crate) fn is_allowlist(cond: &hir::Expr) -> bool {
     match &cond.kind {
         hir::ExprKind::Compare(first, rest) => {
             matches!(rest.as_slice(), [(kora_syntax::ast::CmpOp::In, _)])
-                && name_target(first).is_some()
+                && matches!(
+                    first.kind,
+                    hir::ExprKind::Local(_) | hir::ExprKind::Cell(_) | hir::ExprKind::Global(_)
+                )
         }
         _ => false,
     }

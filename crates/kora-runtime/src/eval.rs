@@ -653,6 +653,11 @@ pub(crate) fn hashable(v: Value) -> RtResult<Key> {
 /// of a secret is as secret as it. Out of line, so the plain `len` path stays small.
 #[cold]
 fn labelled_len(l: &crate::label::Labeled) -> RtResult<Value> {
+    if crate::label_view::is_mutable_container(&l.value) {
+        // The shape of a container read through a label stays public, as its elements
+        // carry the label and not the container (see `label.rs`).
+        return crate::builtins::len(&l.value).map(Value::Int);
+    }
     let tag = l.tag();
     let n = crate::builtins::len(&l.value).map_err(|err| crate::label::withhold(err, Some(tag)))?;
     Ok(crate::label::wrap(Value::Int(n), tag))

@@ -374,13 +374,22 @@ impl Interp<'_> {
                         ),
                     ));
                 }
-                r.fields.borrow_mut()[i] = v;
+                let mut fields = r.fields.borrow_mut();
+                if !crate::label_view::is_view_of(&v, &fields[i]) {
+                    fields[i] = v;
+                }
                 return Ok(());
             }
             return Err(RtError::new(
                 codes::ATTRIBUTE,
                 format!("'{}' has no field '{}'", rec.name, self.prog.name(name)),
             ));
+        }
+        if let Value::Labeled(l) = obj {
+            // A record read through a label is the record itself: the field changes there.
+            if let Value::Record(_) = &l.value {
+                return self.set_attr(&l.value.clone(), name, v);
+            }
         }
         Err(RtError::new(
             codes::ATTRIBUTE,
@@ -398,7 +407,8 @@ impl Interp<'_> {
         if let Target::Local(s) = t {
             let idx = self.base + *s as usize;
             let mut cur = std::mem::take(&mut self.stack[idx]);
-            let labelled = matches!(cur, Value::Labeled(_))
+            // `x = x + y` makes a new value: a view's shared container must not grow.
+            let labelled = matches!(&cur, Value::Labeled(l) if !crate::label_view::is_mutable_container(&l.value))
                 && crate::arith::inplace(BinOp::Add, &mut cur, &rhs).is_ok();
             let done = labelled
                 || match (&mut cur, &rhs) {
@@ -507,12 +517,10 @@ impl Interp<'_> {
     }
 }
 
-/// Int `+ - * // %` and float `+ - *` (division by a non-zero divisor) without leaving the caller;
-/// `None` sends everything else, overflow included, to the general path.
-#[inline(always)]
 /// `xs[i] op= v` where `xs` is a list and both numbers: the element is updated where it
 /// lies. `false` leaves everything as it was for the general path (any other operands, an
 /// index out of range, which that path reports).
+#[inline(always)]
 fn numbers_in_place(list: &Value, idx: &Value, op: BinOp, rhs: &Value) -> bool {
     let (Value::List(l), Value::Int(n)) = (list, idx) else {
         return false;
@@ -533,6 +541,9 @@ fn numbers_in_place(list: &Value, idx: &Value, op: BinOp, rhs: &Value) -> bool {
     }
 }
 
+/// Int `+ - * // %` and float `+ - *` (division by a non-zero divisor) without leaving the caller;
+/// `None` sends everything else, overflow included, to the general path.
+#[inline(always)]
 pub(crate) fn fast_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     match (a, b) {
         (Value::Int(a), Value::Int(b)) => match op {

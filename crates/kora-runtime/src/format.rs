@@ -81,6 +81,7 @@ pub fn to_str(p: &Program, v: &Value, out: &mut String) {
         }
         Value::Cell(c) => to_str(p, &c.borrow(), out),
         Value::Native(n) => n.to_str(out),
+        Value::Labeled(l) if crate::label_view::is_mutable_container(&l.value) => repr(p, v, out),
         Value::Labeled(l) if l.bits & crate::label::CLASSIFIED != 0 => {
             out.push_str(crate::label::placeholder())
         }
@@ -191,6 +192,10 @@ fn repr_in(p: &Program, v: &Value, out: &mut String, seen: &mut Vec<*const ()>) 
     match v {
         // Every rendering is a sink (terminal, file, error message): a secret shows as the
         // placeholder. `str()` of a secret reveals it only into a classified string.
+        // A view shows the structure it shares, each leaf as its label makes it.
+        Value::Labeled(l) if crate::label_view::is_mutable_container(&l.value) => {
+            repr_in(p, &crate::label_view::expand(v), out, seen)
+        }
         Value::Labeled(l) if l.bits & crate::label::CLASSIFIED != 0 => {
             out.push_str(crate::label::placeholder())
         }

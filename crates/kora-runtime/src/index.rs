@@ -151,7 +151,9 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
             let len = l.len();
             match normalize(i, len).and_then(|i| l.get_mut(i)) {
                 Some(slot) => {
-                    *slot = val;
+                    if !crate::label_view::is_view_of(&val, slot) {
+                        *slot = val;
+                    }
                     Ok(())
                 }
                 None => fail(codes::INDEX, "list assignment index out of range"),
@@ -159,7 +161,16 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
         }
         Value::Dict(d) => {
             let k = hash_key(idx)?;
-            d.borrow_mut().insert(k, val);
+            let mut d = d.borrow_mut();
+            if let Value::Labeled(_) = &val {
+                // `d[k] += [x]` through a label changed the list in `d`: it stays as it was.
+                if d.get(&k)
+                    .is_some_and(|slot| crate::label_view::is_view_of(&val, slot))
+                {
+                    return Ok(());
+                }
+            }
+            d.insert(k, val);
             Ok(())
         }
         Value::Cell(c) => set_index(&c.borrow(), idx, val),

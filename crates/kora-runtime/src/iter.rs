@@ -167,6 +167,14 @@ pub fn collect(v: &Value) -> RtResult<Vec<Value>> {
         Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
         Value::Set(s) => s.borrow().iter().map(|k| k.0.clone()).collect(),
         Value::Cell(c) => return collect(&c.borrow()),
+        // As `iterate` does: every item read through a label carries it.
+        Value::Labeled(l) => {
+            let tag = l.tag();
+            collect(&l.value)?
+                .into_iter()
+                .map(|x| crate::label::wrap(x, tag))
+                .collect()
+        }
         _ => return not_iterable(v),
     })
 }

@@ -12,6 +12,15 @@
 //! gives the classified value. An operation that flattens a container into one value (`str`,
 //! an f-string, `json.encode`, `"".join`) labels its result with every label inside it.
 //!
+//! A list, dict, set or record *reached through* a label (`d[secret_key]`, `xs[secret_i]`,
+//! `classified(rows)`) is a *view*: a `Labeled` box around the same `Rc`, so a mutation
+//! through it reaches the one container every other path sees (`d.setdefault(k, []).append(x)`
+//! works as in Python). Everything read through a view carries its label, as if each leaf
+//! were labelled; what is written through it is stored as it is, exactly as writing into a
+//! copy of the container stored it (DECISIONS.md, "A container reached through a label is a
+//! view"). Tuples and outcomes are immutable, so they are rebuilt one level instead, their
+//! mutable insides becoming views.
+//!
 //! Where a label came from (`classified(...)` at main.ko:3:7, `env.get("KEY")`) is an
 //! *origin*, interned in a process-wide table so the number crosses threads in a `Portable`.
 //! A `declassify x for SINK:` block is a *release*: an id, active while the block runs,
@@ -24,6 +33,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
+use crate::label_view::is_mutable_container;
 use crate::value::{Key, Record, Value};
 
 pub const CLASSIFIED: u8 = 1;
@@ -154,20 +164,22 @@ pub fn any() -> bool {
 
 /// Puts `tag` on `v` (joined with a label it already has).
 ///
-/// Containers, records and outcomes are never labelled themselves: the label goes down to
-/// their leaves, in a copy, so shape stays public and every consumer of elements (a loop, a
-/// callback, a pattern) meets the label on the element it reads.
+/// A list, dict, set or record gets a view (the box shares the container); a tuple or an
+/// outcome is rebuilt one level with each part wrapped, so shape stays public and every
+/// consumer of elements (a loop, a callback, a pattern) meets the label on what it reads.
 pub fn wrap(v: Value, tag: Tag) -> Value {
     if tag.bits == 0 {
         return v;
     }
     ANY.store(true, Ordering::Relaxed);
-    if is_container(&v) {
-        return map_leaves(&v, &mut |x| wrap(x.clone(), tag));
-    }
-    if let Value::Cell(c) = &v {
-        let inner = c.borrow().clone();
-        return wrap(inner, tag);
+    match &v {
+        Value::Tuple(xs) => return Value::tuple(xs.iter().map(|x| wrap(x.clone(), tag)).collect()),
+        Value::Outcome(o) => return Value::outcome(o.tag, wrap(o.payload.clone(), tag)),
+        Value::Cell(c) => {
+            let inner = c.borrow().clone();
+            return wrap(inner, tag);
+        }
+        _ => {}
     }
     let (inner, tag) = match v {
         // Already carrying everything `tag` adds: the same box serves, as a copy of the
@@ -272,21 +284,10 @@ pub fn each_labeled(v: &Value, f: &mut dyn FnMut(&Labeled)) {
     }
 }
 
-fn is_container(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::List(_)
-            | Value::Tuple(_)
-            | Value::Dict(_)
-            | Value::Set(_)
-            | Value::Record(_)
-            | Value::Outcome(_)
-    )
-}
-
 /// A copy of `v` with `f` applied to every leaf (anything but a list, tuple, dict, set,
-/// record or outcome), the containers rebuilt around the results. Past a nesting depth of
-/// 64 (a list that contains itself) the rest is shared, not copied.
+/// record or outcome), the containers rebuilt around the results. A view is copied as the
+/// container it shares with its label on each leaf `f` sees. Past a nesting depth of 64 (a
+/// list that contains itself) the rest is shared, not copied.
 pub fn map_leaves(v: &Value, f: &mut dyn FnMut(&Value) -> Value) -> Value {
     fn go(v: &Value, depth: usize, f: &mut dyn FnMut(&Value) -> Value) -> Value {
         if depth > 64 {
@@ -294,6 +295,10 @@ pub fn map_leaves(v: &Value, f: &mut dyn FnMut(&Value) -> Value) -> Value {
         }
         let d = depth + 1;
         match v {
+            Value::Labeled(l) if is_mutable_container(&l.value) => {
+                let tag = l.tag();
+                go(&l.value, d, &mut |x: &Value| f(&wrap(x.clone(), tag)))
+            }
             Value::List(xs) => Value::list(xs.borrow().iter().map(|x| go(x, d, f)).collect()),
             Value::Tuple(xs) => Value::tuple(xs.iter().map(|x| go(x, d, f)).collect()),
             Value::Dict(m) => Value::dict(
@@ -508,6 +513,7 @@ pub fn untrusted(v: &Value) -> Option<Tag> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::label_view::{expand, viewed};
 
     #[test]
     fn join_keeps_both_kinds_and_a_release_only_when_shared() {
@@ -543,6 +549,39 @@ mod tests {
         let v = Value::list(vec![Value::Int(1), Value::tuple(vec![secret])]);
         assert!(deep(&v).is_some_and(Tag::is_classified));
         assert!(deep(&reveal(&v)).is_none());
+    }
+
+    #[test]
+    fn a_labelled_list_is_a_view_of_the_same_list() {
+        let xs = Value::list(vec![Value::Int(1)]);
+        let view = wrap(xs.clone(), Tag::classified(origin("test")));
+        let (Value::List(a), (Value::List(b), Some(tag))) = (&xs, split(&view)) else {
+            panic!("a labelled box around the list")
+        };
+        assert!(Rc::ptr_eq(a, b) && tag.is_classified());
+        b.borrow_mut().push(Value::Int(2));
+        assert_eq!(a.borrow().len(), 2, "the push reached the shared list");
+        // Rendered and revealed as the copy with labelled leaves used to be.
+        let shown = expand(&view);
+        let Value::List(c) = &shown else {
+            panic!("a list")
+        };
+        assert!(c.borrow().iter().all(|x| split(x).1.is_some()));
+        assert!(deep(&reveal(&view)).is_none());
+    }
+
+    #[test]
+    fn a_labelled_tuple_is_rebuilt_with_views_inside() {
+        let inner = Value::list(vec![]);
+        let t = wrap(
+            Value::tuple(vec![Value::Int(1), inner.clone()]),
+            Tag::classified(origin("test")),
+        );
+        let Value::Tuple(parts) = &t else {
+            panic!("still a tuple")
+        };
+        assert!(split(&parts[0]).1.is_some());
+        assert_eq!(viewed(&parts[1]), viewed(&wrap(inner, Tag::classified(1))));
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! result gets it back: `len(secret)`, `abs(n)`, `secret.upper()`. *Flatten*: the callee turns
 //! a structure into one value (`str(xs)`, `",".join(xs)`, `json.encode`), so every label
 //! inside goes onto the result. *Narrow*: a parse into a type (`int(text)`) keeps
-//! confidentiality and drops `unverified`. `print` is none of these: it is a sink, and
+//! confidentiality and drops `unverified`. *Shape*: `len`, `type`, `isinstance` strip a
+//! scalar's label as strip does, but read a view (a container reached through a label) for
+//! its shape, which stays public as a copy's would. `print` is none of these: it is a sink, and
 //! renders classified leaves as the placeholder.
 
 use kora_check::hir::{BuiltinId, Sym};
@@ -23,22 +25,21 @@ pub(crate) enum Mode {
     Strip,
     Flatten,
     Narrow,
+    Shape,
 }
 
 fn builtin_mode(b: BuiltinId) -> Mode {
     match b.0 {
         id::STR | id::REPR => Mode::Flatten,
         id::INT | id::FLOAT | id::BOOL => Mode::Narrow,
-        id::LEN
-        | id::ABS
+        id::LEN | id::ISINSTANCE | id::TYPE => Mode::Shape,
+        id::ABS
         | id::ROUND
         | id::ORD
         | id::CHR
         | id::DIVMOD
         | id::POW
         | id::HASH
-        | id::ISINSTANCE
-        | id::TYPE
         | id::RANGE
         | id::REMAINING
         | id::REVERSED => Mode::Strip,
@@ -83,6 +84,16 @@ pub(crate) fn apply(
                 tag = label::join(tag, label::deep(&v));
                 label::reveal(&v)
             }
+            Mode::Shape => match v {
+                Value::Labeled(l) if crate::label_view::is_mutable_container(&l.value) => {
+                    l.value.clone()
+                }
+                Value::Labeled(l) => {
+                    tag = label::join(tag, Some(l.tag()));
+                    l.value.clone()
+                }
+                other => other,
+            },
             Mode::Strip | Mode::Narrow => match v {
                 Value::Labeled(l) => {
                     tag = label::join(tag, Some(l.tag()));

@@ -123,7 +123,7 @@ impl Interp<'_> {
             }
             Pattern::Record(tid, subs) => {
                 let Value::Record(r) = v else {
-                    return Ok(false);
+                    return self.match_opened(p, v);
                 };
                 if r.ty != *tid {
                     return Ok(false);
@@ -142,7 +142,7 @@ impl Interp<'_> {
                 let items: std::rc::Rc<Vec<Value>> = match v {
                     Value::List(l) => std::rc::Rc::new(l.borrow().clone()),
                     Value::Tuple(t) => t.clone(),
-                    _ => return Ok(false),
+                    _ => return self.match_opened(p, v),
                 };
                 if items.len() != ps.len() {
                     return Ok(false);
@@ -171,5 +171,15 @@ impl Interp<'_> {
                 }
             }
         })
+    }
+
+    /// A list or record read through a label (a view) matches as its parts, each binding
+    /// with the label; anything else does not match.
+    #[cold]
+    fn match_opened(&mut self, p: &Pattern, v: &Value) -> RtResult<bool> {
+        match crate::label_view::opened(v) {
+            Some(parts) => self.match_pattern(p, &parts),
+            None => Ok(false),
+        }
     }
 }

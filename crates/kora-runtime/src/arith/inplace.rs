@@ -13,6 +13,11 @@ use crate::value::{Dict, KStr, Value};
 /// `target op= rhs`: lists, strings, dicts and sets update in place as in Python
 /// (aliases of a list see `+=`); everything else rebinds to `target op rhs`.
 pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
+    if let Value::Labeled(l) = &*target {
+        if crate::label_view::is_mutable_container(&l.value) {
+            return view_inplace(op, target, rhs);
+        }
+    }
     if let (BinOp::Add, Value::Labeled(l)) = (op, &mut *target) {
         if labelled_append(l, rhs) {
             return Ok(());
@@ -104,6 +109,30 @@ pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
     }
 }
 
+/// `view op= rhs` on a list, dict or set read through a label: the shared container changes
+/// in place as it would without the label (`xs = d[secret]; xs += [1]` grows the list in
+/// `d`). An operator that makes a new value instead gives a new value with the view's label.
+#[cold]
+fn view_inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
+    let Value::Labeled(l) = &*target else {
+        return Ok(());
+    };
+    let tag = l.tag();
+    let mut inner = l.value.clone();
+    inplace(op, &mut inner, rhs).map_err(|e| crate::label::withhold(e, Some(tag)))?;
+    let same = match (&inner, &l.value) {
+        (Value::List(a), Value::List(b)) => Rc::ptr_eq(a, b),
+        (Value::Dict(a), Value::Dict(b)) => Rc::ptr_eq(a, b),
+        (Value::Set(a), Value::Set(b)) => Rc::ptr_eq(a, b),
+        (Value::Record(a), Value::Record(b)) => Rc::ptr_eq(a, b),
+        _ => false,
+    };
+    if !same {
+        *target = crate::label::wrap(inner, tag);
+    }
+    Ok(())
+}
+
 /// `s += t` on a labelled string nothing else holds: appends in place and joins `t`'s label,
 /// so building a secret string in a loop stays linear as it is for a plain one.
 fn labelled_append(l: &mut Rc<crate::label::Labeled>, rhs: &Value) -> bool {
@@ -138,6 +167,14 @@ fn labelled_append(l: &mut Rc<crate::label::Labeled>, rhs: &Value) -> bool {
 
 /// The `(key, value)` pairs of an iterable, as `dict(pairs)` and `d |= pairs` read them.
 pub fn dict_pairs(v: &Value) -> RtResult<Dict> {
+    if let Value::Labeled(l) = v {
+        if let Value::Dict(_) = &l.value {
+            // A dict read through a label: its entries, each side carrying the label.
+            if let Value::Dict(copy) = crate::label_view::expand(v) {
+                return Ok(copy.borrow().clone());
+            }
+        }
+    }
     let mut d = Dict::default();
     for (i, item) in collect(v)?.into_iter().enumerate() {
         let pair = match &item {

@@ -39,18 +39,18 @@ pub fn sort_values(
     if keys.len() < 2 {
         return Ok(());
     }
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    if let Some(cmp) = total_order(keys) {
-        if reverse {
-            order.sort_by(|&a, &b| cmp(&keys[b], &keys[a]));
-        } else {
-            order.sort_by(|&a, &b| cmp(&keys[a], &keys[b]));
+    let order: Vec<usize> = match int_keys(keys) {
+        Some(mut pairs) => {
+            // Positions break ties, so the unstable sort gives the stable order.
+            if reverse {
+                pairs.sort_unstable_by_key(|&(k, i)| (std::cmp::Reverse(k), i));
+            } else {
+                pairs.sort_unstable();
+            }
+            pairs.into_iter().map(|(_, i)| i).collect()
         }
-    } else if reverse {
-        merge_sort(&mut order, &mut |a, b| less_than(&keys[b], &keys[a]))?;
-    } else {
-        merge_sort(&mut order, &mut |a, b| less_than(&keys[a], &keys[b]))?;
-    }
+        None => general_order(keys, reverse)?,
+    };
     let mut old: Vec<Option<Value>> = std::mem::take(items).into_iter().map(Some).collect();
     items.extend(
         order
@@ -75,6 +75,37 @@ fn sort_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
         items.sort_unstable_by_key(key);
     }
     true
+}
+
+/// The stable order of `keys`: the std sort where they have a total order, our merge sort
+/// (which stops on a failed comparison) otherwise.
+fn general_order(keys: &[Value], reverse: bool) -> RtResult<Vec<usize>> {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    if let Some(cmp) = total_order(keys) {
+        if reverse {
+            order.sort_by(|&a, &b| cmp(&keys[b], &keys[a]));
+        } else {
+            order.sort_by(|&a, &b| cmp(&keys[a], &keys[b]));
+        }
+    } else if reverse {
+        merge_sort(&mut order, &mut |a, b| less_than(&keys[b], &keys[a]))?;
+    } else {
+        merge_sort(&mut order, &mut |a, b| less_than(&keys[a], &keys[b]))?;
+    }
+    Ok(order)
+}
+
+/// Keys that are all ints, plain or seen through a label (`key=lambda t: t[1]`, secret
+/// scores), as `(key, position)` pairs: comparing two of them is all the sort then does.
+fn int_keys(keys: &[Value]) -> Option<Vec<(i64, usize)>> {
+    let mut out = Vec::with_capacity(keys.len());
+    for (i, k) in keys.iter().enumerate() {
+        match crate::label::plain(k) {
+            Value::Int(n) => out.push((*n, i)),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 type Cmp = fn(&Value, &Value) -> Ordering;

@@ -506,6 +506,30 @@ fn labelled_keys_sort_by_their_plain_values_and_keep_their_labels() {
         .map(|x| label::split(x).1.is_some())
         .collect();
     assert_eq!(labelled, vec![false, true, true, true]);
+    // Descending keeps equal keys in their first order too.
+    let desc = list(vec![secret(i(3)), i(1), secret(i(1)), secret(i(2))]);
+    assert_eq!(
+        m(
+            &mut c,
+            &desc,
+            "sort",
+            vec![],
+            vec![("reverse", Value::Bool(true))]
+        ),
+        "None"
+    );
+    let Value::List(items) = &desc else {
+        panic!("a list")
+    };
+    let seen: Vec<(i64, bool)> = items
+        .borrow()
+        .iter()
+        .map(|x| match label::split(x) {
+            (Value::Int(n), t) => (*n, t.is_some()),
+            _ => (-1, false),
+        })
+        .collect();
+    assert_eq!(seen, vec![(3, true), (2, true), (1, false), (1, true)]);
     let Value::List(items) = &tuples else {
         panic!("a list")
     };

@@ -15,28 +15,10 @@ const SEEDS: &[&str] = &[
     "# comment\n[models]\ndefault = { name = \"m\", endpoint = \"http://h\", api = \"ollama\" }\n[mcp]\n[dependencies]\n[package]\n",
 ];
 
-fn mutated() -> impl Strategy<Value = String> {
-    (
-        0..SEEDS.len(),
-        any::<usize>(),
-        any::<usize>(),
-        any::<char>(),
-    )
-        .prop_map(|(i, cut, at, c)| {
-            let s: Vec<char> = SEEDS[i].chars().collect();
-            let mut v: Vec<char> = s[..cut % (s.len() + 1)].to_vec();
-            if !v.is_empty() {
-                let at = at % v.len();
-                v[at] = c;
-            }
-            v.into_iter().collect()
-        })
-}
-
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         any::<String>(),
-        mutated(),
+        crate::stdlib::parse_fuzz::mutated(SEEDS),
         "[\\[\\]{}=,.\"#a-z0-9_ \n-]{0,80}"
     ]
 }

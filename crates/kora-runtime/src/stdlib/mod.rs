@@ -16,7 +16,7 @@ mod json_build;
 mod labels;
 mod notes;
 #[cfg(test)]
-mod parse_fuzz;
+pub(crate) mod parse_fuzz;
 #[cfg(test)]
 mod pipeline_tests;
 mod random;

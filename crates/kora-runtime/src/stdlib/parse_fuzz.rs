@@ -14,17 +14,17 @@ const SEEDS: &[&str] = &[
     "id,name,note\n1,\"a, b\",\"q \"\"x\"\"\"\n2,c,\n",
 ];
 
-fn mutated() -> impl Strategy<Value = String> {
+/// A seed cut short with one character replaced.
+pub(crate) fn mutated(seeds: &'static [&'static str]) -> impl Strategy<Value = String> {
     (
-        0..SEEDS.len(),
+        0..seeds.len(),
         any::<usize>(),
         any::<usize>(),
         any::<char>(),
     )
         .prop_map(|(i, cut, at, c)| {
-            let s: Vec<char> = SEEDS[i].chars().collect();
-            let cut = cut % (s.len() + 1);
-            let mut v: Vec<char> = s[..cut].to_vec();
+            let s: Vec<char> = seeds[i].chars().collect();
+            let mut v: Vec<char> = s[..cut % (s.len() + 1)].to_vec();
             if !v.is_empty() {
                 let at = at % v.len();
                 v[at] = c;
@@ -36,7 +36,7 @@ fn mutated() -> impl Strategy<Value = String> {
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         any::<String>(),
-        mutated(),
+        mutated(SEEDS),
         "[\\[\\]{}:,\"'&<>!/a-z0-9 \n-]{0,64}"
     ]
 }

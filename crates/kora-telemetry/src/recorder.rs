@@ -216,8 +216,20 @@ impl Recorder {
             self.hand_by = end.checked_add(HAND_AFTER).unwrap_or(end);
         }
     }
+}
 
-    fn begin(
+impl Tracer for Recorder {
+    fn open(
+        &mut self,
+        kind: SpanKind,
+        name: &str,
+        parent: Option<SpanId>,
+        start: SystemTime,
+    ) -> SpanId {
+        self.open_named(kind, "", name, parent, start)
+    }
+
+    fn open_named(
         &mut self,
         kind: SpanKind,
         head: &'static str,
@@ -236,29 +248,6 @@ impl Recorder {
             start,
         });
         self.last
-    }
-}
-
-impl Tracer for Recorder {
-    fn open(
-        &mut self,
-        kind: SpanKind,
-        name: &str,
-        parent: Option<SpanId>,
-        start: SystemTime,
-    ) -> SpanId {
-        self.begin(kind, "", name, parent, start)
-    }
-
-    fn open_named(
-        &mut self,
-        kind: SpanKind,
-        head: &'static str,
-        tail: &str,
-        parent: Option<SpanId>,
-        start: SystemTime,
-    ) -> SpanId {
-        self.begin(kind, head, tail, parent, start)
     }
 
     fn attr(&mut self, span: SpanId, key: &'static str, value: AttrValue) {

@@ -62,8 +62,7 @@ impl KeyMaterial {
                 h.update(field.as_bytes());
             }
         }
-        let digest = h.finalize();
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        crate::journal::hex(&h.finalize())
     }
 }
 

@@ -20,8 +20,7 @@ pub fn table_digests(table: &toml::Table) -> BTreeMap<String, String> {
             // toml's tables are ordered maps here, so equal contents render equally.
             let rendered = serde_json::to_string(value).unwrap_or_default();
             let digest = Sha256::digest(rendered.as_bytes());
-            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-            (name.clone(), hex)
+            (name.clone(), crate::journal::hex(&digest))
         })
         .collect()
 }

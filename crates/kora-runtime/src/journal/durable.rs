@@ -73,7 +73,8 @@ pub fn program_digest<'a>(modules: impl Iterator<Item = (&'a Path, &'a str)>) ->
     hex(&h.finalize())
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex of a digest: how journals, cassettes and config digests spell SHA-256.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

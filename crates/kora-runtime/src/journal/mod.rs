@@ -18,6 +18,7 @@ pub mod store;
 
 pub use answer::answer;
 pub use commit::Writer;
+pub(crate) use durable::hex;
 pub use durable::{program_digest, Durable, Run, RunError};
 pub use fold::{Folded, RunState, SlotState};
 pub use lock::RunLock;

@@ -48,10 +48,7 @@ impl Image {
                 }
             });
         };
-        let fingerprint = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let fingerprint = crate::journal::hex(&Sha256::digest(&bytes));
         Ok(Image {
             data: Arc::new(ImageData {
                 mime: format!("image/{format}"),

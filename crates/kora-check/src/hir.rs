@@ -168,6 +168,8 @@ pub enum StmtKind {
     /// Runs a module's top level if it has not run, and binds it.
     Use(Target, ModId),
     Assert(Expr, Option<Expr>),
+    /// `del xs[i], d[k], xs[a:b]`: each an `Index` or `Slice` expression, removed in order.
+    Del(Vec<Expr>),
     /// `with mock analyze -> value:` (inside a test): the body's model calls answer with `value`.
     Mock(Expr, Vec<Stmt>),
     /// `with context(max_input_tokens=N, reserve_output_tokens=N):`: the body's model calls
@@ -285,6 +287,8 @@ pub enum Target {
     Global(u32),
     Index(Box<Expr>, Box<Expr>),
     Attr(Box<Expr>, Sym),
+    /// `xs[lo:hi:step] = items` (lists only, as in Python).
+    Slice(Box<Expr>, [Option<Box<Expr>>; 3]),
     Tuple(Vec<Target>),
     /// The `*rest` of a tuple target (at most one per tuple): the items the others leave, as a list.
     Star(Box<Target>),

@@ -40,6 +40,18 @@ impl Lowerer<'_> {
                 return a;
             }
             AS::AugAssign { target, op, value } => {
+                if matches!(target.kind, ast::ExprKind::Slice { .. }) {
+                    self.err(
+                        Diagnostic::error(
+                            codes::BAD_TARGET,
+                            "a slice cannot take an augmented assignment",
+                            target.span,
+                        )
+                        .with_label("a slice of the list")
+                        .with_help("write it out: `xs[a:b] = xs[a:b] + ys`"),
+                    );
+                    return None;
+                }
                 let (v, vt) = self.expr(value);
                 let (t, tt) = self.store_target(target, None);
                 self.check_binop(*op, &tt, &vt, s.span);
@@ -178,6 +190,7 @@ impl Lowerer<'_> {
                 let c = self.expr(cond).0;
                 H::Assert(c, msg.as_ref().map(|m| self.expr(m).0))
             }
+            AS::Del(items) => H::Del(self.del_items(items)),
             AS::Budget { args, body } => return self.budget_block(args, body, s.span),
             AS::Context { args, body } => return self.context_block(args, body, s.span),
             AS::ModelBlock { args, body } => return self.model_block(args, body, s.span),

@@ -1,4 +1,5 @@
-//! Lowering assignments: annotated declarations, store targets and the types they fix.
+//! Lowering assignments: annotated declarations, store targets and the types they fix, and
+//! the targets of `del`.
 
 use crate::codes;
 use crate::hir::{self, Target};
@@ -312,6 +313,18 @@ impl Lowerer<'_> {
                 }
                 (Target::Index(Box::new(oe), Box::new(ie)), elem)
             }
+            AE::Slice {
+                value,
+                lo,
+                hi,
+                step,
+            } => {
+                let o = self.expr(value).0;
+                let mut bound =
+                    |b: &Option<Box<ast::Expr>>| b.as_ref().map(|b| Box::new(self.expr(b).0));
+                let bounds = [bound(lo), bound(hi), bound(step)];
+                (Target::Slice(Box::new(o), bounds), Ty::Any)
+            }
             AE::Attr(o, name) => {
                 let (oe, oty) = self.expr(o);
                 let fty = self.field_type(&oty, name);
@@ -376,5 +389,41 @@ impl Lowerer<'_> {
             }
         }
         (Target::Tuple(ts), Ty::Any)
+    }
+
+    /// `del` targets: items of a list or dict, or a list's slice. A name or a field is refused:
+    /// a name lives until its function returns, and a record's fields are fixed by its type.
+    pub(crate) fn del_items(&mut self, items: &[ast::Expr]) -> Vec<hir::Expr> {
+        let mut out = Vec::with_capacity(items.len());
+        for t in items {
+            let (what, help) = match &t.kind {
+                AE::Index(..) | AE::Slice { .. } => {
+                    out.push(self.expr(t).0);
+                    continue;
+                }
+                AE::Tuple(xs) | AE::List(xs) => {
+                    out.extend(self.del_items(xs));
+                    continue;
+                }
+                AE::Name(_) => (
+                    "Kora has no `del name`",
+                    "a name lives until its function returns: assign it `None` or a new value to let go of what it holds",
+                ),
+                AE::Attr(..) => (
+                    "a record's field cannot be deleted",
+                    "a record keeps every field its `type` declares: assign the field a new value instead",
+                ),
+                _ => (
+                    "cannot delete this expression",
+                    "`del` removes an item: `del xs[i]`, `del d[key]` or `del xs[a:b]`",
+                ),
+            };
+            self.err(
+                Diagnostic::error(codes::BAD_TARGET, what, t.span)
+                    .with_label("not an item of a list or dict")
+                    .with_help(help),
+            );
+        }
+        out
     }
 }

@@ -22,6 +22,7 @@ pub const KEYWORDS: &[&str] = &[
     "break",
     "continue",
     "def",
+    "del",
     "elif",
     "else",
     "for",

@@ -208,6 +208,7 @@ impl Interp<'_> {
                 self.assign(t, Value::Module(*m))?;
             }
             S::Assert(c, msg) => self.exec_assert(c, msg.as_ref())?,
+            S::Del(items) => self.exec_del(items)?,
             S::Mock(value, body) => return self.exec_mock(value, body, s.span),
             S::ParallelFor(p) => return self.exec_parallel(p),
             S::BreakValue(e) => {
@@ -329,6 +330,22 @@ impl Interp<'_> {
                 self.assign_starred(ts, items)?;
             }
             Target::Star(t) => self.assign(t, v)?,
+            Target::Slice(o, bounds) => {
+                let obj = self.eval(o)?;
+                let mut tag = None;
+                let mut at = [None; 3];
+                for (b, x) in bounds.iter().zip(at.iter_mut()) {
+                    if let Some(b) = b {
+                        let v = self.eval(b)?;
+                        let (plain, t) = crate::label::split(&v);
+                        *x = crate::index::slice_index(plain)?;
+                        tag = crate::label::join(tag, t);
+                    }
+                }
+                // Items placed where a secret says are labelled by it, as `xs[secret_i] = v`.
+                let v = crate::label::wrap_opt(v, tag);
+                crate::index::set_slice(&obj, at[0], at[1], at[2], &v)?;
+            }
             Target::Tuple(ts) => {
                 // A tuple of the right length (`enumerate`, `.items()`, a swap) is unpacked
                 // from where it lies, without first copying its items into a vector.
@@ -546,7 +563,7 @@ impl Interp<'_> {
                 let obj = self.eval(o)?;
                 self.get_attr(&obj, *name)?
             }
-            Target::Tuple(_) | Target::Star(_) | Target::Discard => Value::None,
+            Target::Tuple(_) | Target::Star(_) | Target::Slice(..) | Target::Discard => Value::None,
         })
     }
 }

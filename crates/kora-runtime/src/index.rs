@@ -8,7 +8,7 @@ use crate::format::{char_value, repr_string, type_name};
 use crate::iter::collect;
 use crate::value::{RangeObj, Value};
 
-fn int_of(v: &Value) -> Option<i64> {
+pub(crate) fn int_of(v: &Value) -> Option<i64> {
     match v {
         Value::Int(i) => Some(*i),
         Value::Bool(b) => Some(*b as i64),
@@ -17,7 +17,7 @@ fn int_of(v: &Value) -> Option<i64> {
 }
 
 /// Resolves a possibly negative index against `len`.
-fn normalize(i: i64, len: usize) -> Option<usize> {
+pub(crate) fn normalize(i: i64, len: usize) -> Option<usize> {
     let len = i128::try_from(len).ok()?;
     let i = if i < 0 { i as i128 + len } else { i as i128 };
     if (0..len).contains(&i) {
@@ -31,7 +31,7 @@ fn index_error<T>(what: &str) -> RtResult<T> {
     fail(codes::INDEX, format!("{what} index out of range"))
 }
 
-fn indices_error<T>(what: &str, idx: &Value) -> RtResult<T> {
+pub(crate) fn indices_error<T>(what: &str, idx: &Value) -> RtResult<T> {
     type_error(format!(
         "{what} indices must be integers or slices, not {}",
         type_name(idx)
@@ -196,7 +196,7 @@ pub fn slice_index(v: &Value) -> RtResult<Option<i64>> {
 }
 
 /// A slice resolved against a length: `start + k * step` for `k < len`.
-struct Resolved {
+pub(crate) struct Resolved {
     start: i128,
     stop: i128,
     step: i128,
@@ -204,7 +204,12 @@ struct Resolved {
 }
 
 /// CPython's `PySlice_Unpack` + `PySlice_AdjustIndices`.
-fn resolve(lo: Option<i64>, hi: Option<i64>, step: Option<i64>, len: usize) -> RtResult<Resolved> {
+pub(crate) fn resolve(
+    lo: Option<i64>,
+    hi: Option<i64>,
+    step: Option<i64>,
+    len: usize,
+) -> RtResult<Resolved> {
     let step = step.unwrap_or(1).max(-i64::MAX) as i128;
     if step == 0 {
         return fail(codes::VALUE, "slice step cannot be zero");
@@ -266,7 +271,7 @@ fn resolve(lo: Option<i64>, hi: Option<i64>, step: Option<i64>, len: usize) -> R
 }
 
 impl Resolved {
-    fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn indices(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.len).map(move |k| (self.start + k as i128 * self.step) as usize)
     }
 }

@@ -24,6 +24,7 @@ pub mod conform;
 pub mod context_fence;
 pub mod debug;
 mod declassify;
+pub mod del_item;
 pub mod effect;
 pub mod error;
 mod eval;

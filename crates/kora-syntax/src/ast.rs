@@ -96,6 +96,8 @@ pub enum StmtKind {
         cond: Expr,
         msg: Option<Expr>,
     },
+    /// `del xs[i], d[k]`: each target, as written (the checker accepts subscripts only).
+    Del(Vec<Expr>),
     /// `budget(max_tokens=N, ...):`
     Budget {
         args: Vec<Arg>,

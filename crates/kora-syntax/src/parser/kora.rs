@@ -291,7 +291,7 @@ pub(crate) fn match_stmt<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
 /// Python statements Kora does not have, recognised by their first word and the token after it.
 pub(crate) fn python_isms<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
     let word = select! {
-        Tok::Name(n) if matches!(n, "class" | "try" | "except" | "finally" | "raise" | "del" | "yield" | "async" | "await") => n,
+        Tok::Name(n) if matches!(n, "class" | "try" | "except" | "finally" | "raise" | "yield" | "async" | "await") => n,
     }
     .map_with(|w, e| (w, e.span()));
     let next = any().filter(|t: &Tok<'a>| {
@@ -309,7 +309,6 @@ pub(crate) fn python_isms<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
                     "failures are values in Kora: `match` on `Ok(x)` / `Err(why)`, or write `x: T = call() else:`"
                 }
                 "raise" => "return a failure value such as `Err(\"why\")` instead of raising",
-                "del" => "remove items with `xs.pop(i)` or `d.pop(key)`",
                 "yield" => "build a list and return it; Kora has no generators",
                 _ => "run work concurrently with `parallel for`; Kora has no `async`/`await`",
             };

@@ -252,6 +252,17 @@ fn small_stmt<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
             .then(just(Tok::Comma).ignore_then(x.test.clone()).or_not())
             .map(|(cond, msg)| StmtKind::Assert { cond, msg })
             .boxed(),
+        kw("del")
+            .ignore_then(
+                x.test
+                    .clone()
+                    .separated_by(just(Tok::Comma))
+                    .at_least(1)
+                    .allow_trailing()
+                    .collect::<Vec<_>>(),
+            )
+            .map(StmtKind::Del)
+            .boxed(),
         use_stmt(),
         expr_family(ctx),
     ))

@@ -183,6 +183,11 @@ macro_rules! visitor {
                         v.visit_expr(m);
                     }
                 }
+                StmtKind::Del(items) => {
+                    for x in items {
+                        v.visit_expr(x);
+                    }
+                }
                 StmtKind::Budget { args, body }
                 | StmtKind::Context { args, body }
                 | StmtKind::ModelBlock { args, body } => {

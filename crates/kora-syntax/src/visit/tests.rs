@@ -68,6 +68,7 @@ match xs:
     case other:
         pass
 assert cmp, "msg"
+del xs[0], d[k]
 budget(max_tokens=10):
     pass
 with context(max_input_tokens=4000):
@@ -102,6 +103,7 @@ fn stmt_name(k: &StmtKind) -> &'static str {
         StmtKind::Nonlocal(_) => "Nonlocal",
         StmtKind::Global(_) => "Global",
         StmtKind::Assert { .. } => "Assert",
+        StmtKind::Del(_) => "Del",
         StmtKind::Budget { .. } => "Budget",
         StmtKind::Context { .. } => "Context",
         StmtKind::ModelBlock { .. } => "ModelBlock",
@@ -188,6 +190,7 @@ const STMTS: &[&str] = &[
     "Nonlocal",
     "Global",
     "Assert",
+    "Del",
     "Budget",
     "Context",
     "ModelBlock",

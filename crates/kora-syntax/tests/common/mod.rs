@@ -205,6 +205,7 @@ pub fn stmt(s: &Stmt) -> String {
         StmtKind::Nonlocal(ns) => format!("(nonlocal {})", list(ns, |n| n.name.clone())),
         StmtKind::Global(ns) => format!("(global {})", list(ns, |n| n.name.clone())),
         StmtKind::Assert { cond, msg } => format!("(assert {} {})", expr(cond), opt_expr(msg)),
+        StmtKind::Del(items) => format!("(del {})", list(items, expr)),
         StmtKind::Budget { args: a, body } => {
             format!("(budget ({}) {})", list(a, arg), block(body))
         }

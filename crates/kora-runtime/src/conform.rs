@@ -4,7 +4,7 @@
 //! large list on every assignment would cost more than the bug it catches.
 
 use kora_check::hir::Program;
-use kora_check::types::Ty;
+use kora_check::types::{Quick, Ty};
 
 use crate::value::Value;
 
@@ -20,6 +20,22 @@ pub fn conforms(_p: &Program, v: &Value, ty: &Ty) -> bool {
         _ => {}
     }
     conforms_slow(v, ty)
+}
+
+/// `conforms` for a parameter or return whose `Quick` kind the checker stored: the common
+/// answer is one byte compared with the value's tag, without decoding `ty`.
+#[inline(always)]
+pub fn conforms_quick(q: Quick, v: &Value, ty: &Ty) -> bool {
+    match (q, v) {
+        (Quick::Any, _)
+        | (Quick::Int, Value::Int(_))
+        | (Quick::Float, Value::Float(_))
+        | (Quick::Str, Value::Str(_))
+        | (Quick::Bool, Value::Bool(_))
+        | (Quick::List, Value::List(_))
+        | (Quick::Dict, Value::Dict(_)) => true,
+        _ => conforms_slow(v, ty),
+    }
 }
 
 /// A labelled value's plain value against `ty`.
@@ -70,6 +86,17 @@ fn conforms_general(v: &Value, ty: &Ty) -> bool {
         Ty::Module => matches!(v, Value::Module(_)),
         Ty::Std(t) => matches!(v, Value::Native(n) if n.std_type() == *t),
     }
+}
+
+/// The error of an annotated assignment whose value does not conform; out of line, so
+/// the statement loop's frame does not carry the formatting.
+#[cold]
+#[inline(never)]
+pub fn mismatch(p: &Program, ty: &Ty, v: &Value) -> Box<crate::error::RtError> {
+    crate::error::RtError::new(
+        crate::error::codes::TYPE,
+        format!("type mismatch: declared `{ty}`, got {}", describe(p, v)),
+    )
 }
 
 /// "a `str` ('abc')": the value's type and a short rendering, for messages.

@@ -379,7 +379,36 @@ impl Interp<'_> {
     }
 
     fn eval_call(&mut self, f: &hir::Expr, args: &Args, e: &hir::Expr) -> RtResult<Value> {
-        let fv = self.eval(f)?;
+        // A module-level function, the usual callee, is read from its slot without a
+        // recursive `eval` (a worker's lazily copied globals take the general path).
+        let fv = match &f.kind {
+            E::Global(g) if self.lazy.is_none() => self.globals[self.cur_mod][*g as usize].clone(),
+            _ => self.eval(f)?,
+        };
+        if let (Value::Func(c), true) = (&fv, args.star.is_empty()) {
+            // Arguments go straight into the callee's frame slots.
+            let base = self.stack.len();
+            for a in &args.positional {
+                match self.operand(a) {
+                    Ok(v) => self.stack.push(v),
+                    Err(err) => {
+                        self.stack.truncate(base);
+                        return Err(err);
+                    }
+                }
+            }
+            for (_, v) in &args.keywords {
+                match self.eval(v) {
+                    Ok(x) => self.stack.push(x),
+                    Err(err) => {
+                        self.stack.truncate(base);
+                        return Err(err);
+                    }
+                }
+            }
+            let kw = crate::interp::KwNames::Hir(&args.keywords);
+            return at(self.invoke(c, base, args.positional.len(), kw), e);
+        }
         if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             if let E::Comp(c) = &arg.kind {
                 let name = hir::builtin_name(*b);
@@ -391,8 +420,6 @@ impl Interp<'_> {
                     }
                 }
             }
-        }
-        if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             // `len(x)` in a loop condition would otherwise allocate an argument vector.
             if b.0 == crate::builtins::id::LEN && args.keywords.is_empty() && args.star.is_empty() {
                 let v = self.operand(arg)?;
@@ -402,33 +429,6 @@ impl Interp<'_> {
                 return at(crate::builtins::len(&v).map(Value::Int), e);
             }
         }
-        let fv = match fv {
-            Value::Func(c) if args.star.is_empty() => {
-                // Arguments go straight into the callee's frame slots.
-                let base = self.stack.len();
-                for a in &args.positional {
-                    match self.operand(a) {
-                        Ok(v) => self.stack.push(v),
-                        Err(err) => {
-                            self.stack.truncate(base);
-                            return Err(err);
-                        }
-                    }
-                }
-                for (_, v) in &args.keywords {
-                    match self.eval(v) {
-                        Ok(x) => self.stack.push(x),
-                        Err(err) => {
-                            self.stack.truncate(base);
-                            return Err(err);
-                        }
-                    }
-                }
-                let kw = crate::interp::KwNames::Hir(&args.keywords);
-                return at(self.invoke(&c, base, args.positional.len(), kw), e);
-            }
-            other => other,
-        };
         let (pos, kw) = self.eval_args(args)?;
         at(self.call_value_kw(&fv, pos, kw), e)
     }

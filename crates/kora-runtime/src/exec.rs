@@ -91,6 +91,7 @@ impl Interp<'_> {
         }
     }
 
+    /// The statements loops run most, in a small frame; the rest are in `exec_cold`.
     fn exec(&mut self, s: &Stmt) -> RtResult<Flow> {
         match &s.kind {
             S::Expr(e) => {
@@ -100,26 +101,65 @@ impl Interp<'_> {
                 let v = self.eval(e)?;
                 self.assign(t, v)?;
             }
-            S::AssignMulti(ts, e) => {
-                let v = self.eval(e)?;
-                for t in ts {
-                    self.assign(t, v.clone())?;
-                }
-            }
             S::ConcatAssign(t, e) => self.concat_assign(t, e)?,
             S::AugAssign(t, op, e) => self.aug_assign(t, *op, e)?,
             S::AnnAssign(t, ty, e) => {
                 let v = self.eval(e)?;
                 if !crate::conform::conforms(&self.prog, &v, ty) {
-                    return Err(RtError::new(
-                        codes::TYPE,
-                        format!(
-                            "type mismatch: declared `{ty}`, got {}",
-                            crate::conform::describe(&self.prog, &v)
-                        ),
-                    ));
+                    return Err(crate::conform::mismatch(&self.prog, ty, &v));
                 }
                 self.assign(t, v)?;
+            }
+            S::If(branches, orelse) => {
+                for (c, body) in branches {
+                    let taken = match crate::label::any() && crate::declassify::is_allowlist(c) {
+                        true => self.allowlist_truth(c)?,
+                        false => self.truth(c)?,
+                    };
+                    if taken {
+                        return self.exec_block(body);
+                    }
+                }
+                if let Some(b) = orelse {
+                    return self.exec_block(b);
+                }
+            }
+            S::While(c, body) => {
+                while self.truth(c)? {
+                    match self.exec_block(body)? {
+                        Flow::Break | Flow::BreakWith => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                }
+            }
+            S::For(t, it, body) => return self.exec_for(t, it, body),
+            S::Break => return Ok(Flow::Break),
+            S::Continue => return Ok(Flow::Continue),
+            S::Return(e) => {
+                let v = match e {
+                    Some(e) => self.operand(e)?,
+                    None => Value::None,
+                };
+                store(&mut self.flow_value, v);
+                return Ok(Flow::Return);
+            }
+            S::Pass => {}
+            _ => return self.exec_cold(s),
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// The less frequent statements, kept out of `exec` so its prologue stays short: every
+    /// statement of every call pays it.
+    #[inline(never)]
+    fn exec_cold(&mut self, s: &Stmt) -> RtResult<Flow> {
+        match &s.kind {
+            S::AssignMulti(ts, e) => {
+                let v = self.eval(e)?;
+                for t in ts {
+                    self.assign(t, v.clone())?;
+                }
             }
             S::Unwrap {
                 target,
@@ -163,41 +203,6 @@ impl Interp<'_> {
                     };
                 }
             }
-            S::If(branches, orelse) => {
-                for (c, body) in branches {
-                    let taken = match crate::label::any() && crate::declassify::is_allowlist(c) {
-                        true => self.allowlist_truth(c)?,
-                        false => self.truth(c)?,
-                    };
-                    if taken {
-                        return self.exec_block(body);
-                    }
-                }
-                if let Some(b) = orelse {
-                    return self.exec_block(b);
-                }
-            }
-            S::While(c, body) => {
-                while self.truth(c)? {
-                    match self.exec_block(body)? {
-                        Flow::Break | Flow::BreakWith => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
-                    }
-                }
-            }
-            S::For(t, it, body) => return self.exec_for(t, it, body),
-            S::Break => return Ok(Flow::Break),
-            S::Continue => return Ok(Flow::Continue),
-            S::Return(e) => {
-                let v = match e {
-                    Some(e) => self.operand(e)?,
-                    None => Value::None,
-                };
-                store(&mut self.flow_value, v);
-                return Ok(Flow::Return);
-            }
-            S::Pass => {}
             S::Def(t, f) => {
                 let c = self.make_closure(f)?;
                 self.assign(t, c)?;
@@ -241,6 +246,18 @@ impl Interp<'_> {
             S::Declassify { value, sink, body } => {
                 return self.exec_declassify(value, sink, body, s.span)
             }
+            S::Expr(_)
+            | S::Assign(..)
+            | S::ConcatAssign(..)
+            | S::AugAssign(..)
+            | S::AnnAssign(..)
+            | S::If(..)
+            | S::While(..)
+            | S::For(..)
+            | S::Break
+            | S::Continue
+            | S::Return(_)
+            | S::Pass => return self.exec(s),
         }
         Ok(Flow::Normal)
     }

@@ -8,6 +8,7 @@ pub mod analyze;
 pub mod arith;
 mod ask_human;
 mod assert;
+mod bind;
 pub mod budget;
 mod budget_observer;
 mod budget_scope;

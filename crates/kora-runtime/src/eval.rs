@@ -101,6 +101,7 @@ impl Interp<'_> {
                 Ok(crate::label::wrap_opt(Value::Bool(true), seen))
             }
             E::Call(f, args) => self.eval_call(f, args, e),
+            E::MethodCall(obj, name, args) => self.eval_method_call(obj, *name, args, e),
             E::Global(g) => self.global(self.cur_mod, *g as usize),
             E::Cell(s) => Ok(match &self.stack[self.base + *s as usize] {
                 Value::Cell(c) => c.borrow().clone(),
@@ -127,6 +128,17 @@ impl Interp<'_> {
                             return Ok(v);
                         }
                     }
+                    let idx = match (slot, idx) {
+                        (Value::Dict(d), k @ (Value::Int(_) | Value::Str(_))) => {
+                            // An int or str key is hashable as it is and carries no label.
+                            let key = Key(k);
+                            if let Some(v) = d.borrow().get(&key) {
+                                return Ok(v.clone());
+                            }
+                            key.0
+                        }
+                        (_, k) => k,
+                    };
                     let obj = slot.clone();
                     return at(crate::index::get_index(&self.prog, &obj, &idx), e);
                 }
@@ -150,18 +162,6 @@ impl Interp<'_> {
     #[inline(never)]
     fn eval_cold(&mut self, e: &hir::Expr) -> RtResult<Value> {
         match &e.kind {
-            E::MethodCall(obj, name, args) => {
-                let recv = self.eval(obj)?;
-                if *name == sym::APPEND && args.keywords.is_empty() && args.star.is_empty() {
-                    if let (Value::List(l), [x]) = (&recv, args.positional.as_slice()) {
-                        let v = self.eval(x)?;
-                        l.borrow_mut().push(v);
-                        return Ok(Value::None);
-                    }
-                }
-                let (pos, kw) = self.eval_args(args)?;
-                at(self.call_method(&recv, *name, pos, kw), e)
-            }
             E::ModuleGlobal(m, g) => self.global(m.0 as usize, *g as usize),
             E::Builtin(b) => Ok(Value::Builtin(*b)),
             E::Type(t) => Ok(Value::Type(*t)),
@@ -254,6 +254,7 @@ impl Interp<'_> {
             }
             E::Lambda(f) => self.make_closure(f),
             E::Local(_)
+            | E::MethodCall(..)
             | E::Index(..)
             | E::Int(_)
             | E::Binary(..)
@@ -347,6 +348,13 @@ impl Interp<'_> {
                 CmpOp::IsNot => x != y,
             });
         }
+        if let (CmpOp::In | CmpOp::NotIn, Value::Int(_) | Value::Str(_), Value::Dict(d)) =
+            (op, a, b)
+        {
+            // The counting idiom's `k in d`: an int or str key needs no hashability check.
+            let found = d.borrow().contains_key(&Key(a.clone()));
+            return Ok(found == (op == CmpOp::In));
+        }
         if matches!(a, Value::Labeled(_)) || matches!(b, Value::Labeled(_)) {
             return crate::label_ops::truth(op, a, b);
         }
@@ -376,6 +384,49 @@ impl Interp<'_> {
             kw.push((*k, self.eval(v)?));
         }
         Ok((pos, kw))
+    }
+
+    /// `recv.name(args)`, with `list.append` and `dict.get` answered in place: their
+    /// argument vector and the method dispatch cost more than the operation.
+    #[inline(never)]
+    fn eval_method_call(
+        &mut self,
+        obj: &hir::Expr,
+        name: Sym,
+        args: &Args,
+        e: &hir::Expr,
+    ) -> RtResult<Value> {
+        let recv = self.operand(obj)?;
+        if args.keywords.is_empty() && args.star.is_empty() {
+            match (&recv, args.positional.as_slice()) {
+                (Value::List(l), [x]) if name == sym::APPEND => {
+                    let v = self.eval(x)?;
+                    l.borrow_mut().push(v);
+                    return Ok(Value::None);
+                }
+                (Value::Dict(d), [k, rest @ ..]) if name == sym::GET && rest.len() <= 1 => {
+                    let key = self.eval(k)?;
+                    let default = match rest.first() {
+                        Some(x) => self.eval(x)?,
+                        None => Value::None,
+                    };
+                    // With labels about, `get` joins its arguments' labels into the
+                    // result (`label_calls.rs`): only the general path knows how.
+                    if matches!(key, Value::Int(_) | Value::Str(_)) && !crate::label::any() {
+                        let found = d.borrow().get(&Key(key)).cloned();
+                        return Ok(found.unwrap_or(default));
+                    }
+                    let pos = match rest {
+                        [] => vec![key],
+                        _ => vec![key, default],
+                    };
+                    return at(self.call_method(&recv, name, pos, Vec::new()), e);
+                }
+                _ => {}
+            }
+        }
+        let (pos, kw) = self.eval_args(args)?;
+        at(self.call_method(&recv, name, pos, kw), e)
     }
 
     fn eval_call(&mut self, f: &hir::Expr, args: &Args, e: &hir::Expr) -> RtResult<Value> {

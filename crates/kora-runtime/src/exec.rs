@@ -326,7 +326,16 @@ impl Interp<'_> {
                         let len = l.len() as i64;
                         let k = if *n < 0 { n + len } else { *n };
                         if k >= 0 && k < len {
-                            l[k as usize] = v;
+                            store(&mut l[k as usize], v);
+                            return Ok(());
+                        }
+                    }
+                    if let (Value::Dict(d), Value::Int(_) | Value::Str(_)) = (slot, &idx) {
+                        // A plain value under an int or str key: what `set_index` would do
+                        // after its hashability and label checks, which cannot apply here.
+                        if !matches!(v, Value::Labeled(_)) {
+                            let old = d.borrow_mut().insert(crate::value::Key(idx), v);
+                            drop(old);
                             return Ok(());
                         }
                     }
@@ -481,9 +490,24 @@ impl Interp<'_> {
             Target::Index(o, i) => {
                 if let hir::ExprKind::Local(s) = &o.kind {
                     let idx = self.operand(i)?;
-                    if numbers_in_place(&self.stack[self.base + *s as usize], &idx, op, &rhs) {
+                    let slot = &self.stack[self.base + *s as usize];
+                    if numbers_in_place(slot, &idx, op, &rhs) {
                         return Ok(());
                     }
+                    let idx = match (slot, idx) {
+                        (Value::Dict(d), k @ (Value::Int(_) | Value::Str(_))) => {
+                            // `counts[k] += 1`: one lookup, the number updated where it lies.
+                            let key = crate::value::Key(k);
+                            if let Some(cur) = d.borrow_mut().get_mut(&key) {
+                                if let Some(v) = fast_arith(op, cur, &rhs) {
+                                    store(cur, v);
+                                    return Ok(());
+                                }
+                            }
+                            key.0
+                        }
+                        (_, k) => k,
+                    };
                     let obj = self.stack[self.base + *s as usize].clone();
                     let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
                     crate::arith::inplace(op, &mut cur, &rhs)?;

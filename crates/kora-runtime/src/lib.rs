@@ -33,6 +33,7 @@ mod for_loop;
 pub mod format;
 mod frames;
 pub mod index;
+mod int_text;
 pub mod interp;
 mod isolated;
 pub mod iter;

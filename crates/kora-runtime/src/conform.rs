@@ -113,3 +113,44 @@ pub fn describe(p: &Program, v: &Value) -> String {
     }
     format!("a `{ty}` ({s})")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-byte answer must agree with the full check on every value it sees: the
+    /// quick kinds only accept earlier, never differently.
+    #[test]
+    fn quick_kinds_agree_with_the_full_check() {
+        let tys = [
+            Ty::Any,
+            Ty::Int,
+            Ty::Float,
+            Ty::Str,
+            Ty::Bool,
+            Ty::None,
+            Ty::List(Box::new(Ty::Int)),
+            Ty::Dict(Box::new(Ty::Str), Box::new(Ty::Int)),
+            Ty::Union(vec![Ty::Int, Ty::Str]),
+        ];
+        let values = [
+            Value::None,
+            Value::Bool(true),
+            Value::Int(3),
+            Value::Float(2.5),
+            Value::str("s"),
+            Value::list(vec![Value::Int(1)]),
+            Value::dict(crate::value::Dict::default()),
+        ];
+        for ty in &tys {
+            for v in &values {
+                assert_eq!(
+                    conforms_quick(ty.quick(), v, ty),
+                    conforms_general(v, ty),
+                    "{ty} against a {}",
+                    v.type_name()
+                );
+            }
+        }
+    }
+}

@@ -8,6 +8,8 @@ pub mod analyze;
 pub mod arith;
 mod ask_human;
 mod assert;
+mod attrs;
+mod aug_assign;
 mod bind;
 pub mod budget;
 mod budget_observer;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use kora_syntax::ast::{BinOp, BoolOp, CmpOp, FuncKind, UnaryOp};
 use kora_syntax::Span;
 
-use crate::types::Ty;
+use crate::types::{Quick, Ty};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ModId(pub u32);
@@ -94,12 +94,16 @@ pub struct Function {
     /// Slot receiving extra positional arguments (`*rest`), as a tuple.
     pub star: Option<u32>,
     pub ret: Ty,
+    /// `ret.quick()`, read by every return instead of `ret`.
+    pub ret_quick: Quick,
     /// Total frame slots: parameters first, then other locals.
     pub nlocals: u32,
     /// Local slots captured by an inner function: they hold a `Cell` box.
     pub cell_slots: Vec<u32>,
     /// For a closure: slot `.0` receives capture number `.1` at entry.
     pub free_slots: Vec<(u32, u32)>,
+    /// Both lists above are empty: entering the function fills no box, one test per call.
+    pub no_boxes: bool,
     /// How the closure's captures are collected where it is defined.
     pub captures: Vec<Capture>,
     /// Names of the slots, for the debugger and error messages.
@@ -117,6 +121,8 @@ pub struct Param {
     pub name: Sym,
     pub slot: u32,
     pub ty: Ty,
+    /// `ty.quick()`, read by every call instead of `ty`.
+    pub quick: Quick,
     pub default: Option<Expr>,
     /// The default is a mutable display (`[]`, `{}`) and is built afresh per call.
     pub fresh_default: bool,

@@ -206,6 +206,7 @@ impl Lowerer<'_> {
             .map(|(p, ty, default, fresh)| hir::Param {
                 name: self.ctx.names.intern(&p.name.name),
                 slot: st.slots.get(&p.name.name).copied().unwrap_or(0),
+                quick: ty.quick(),
                 ty,
                 default,
                 fresh_default: fresh,
@@ -238,8 +239,10 @@ impl Lowerer<'_> {
             module: self.m,
             params: hir_params,
             star,
+            ret_quick: ret.quick(),
             ret,
             nlocals: st.slot_names.len() as u32,
+            no_boxes: cell_slots.is_empty() && st.free_slots.is_empty(),
             cell_slots,
             free_slots: st.free_slots,
             captures,

@@ -7,6 +7,24 @@ use std::fmt;
 
 use crate::hir::TypeId;
 
+/// The one kind of value an annotation takes without looking further, as a byte.
+///
+/// A `Ty` is niche-encoded (its boxes and strings carry the tag), so even telling
+/// `int` from `Any` decodes it; the runtime checks every typed parameter of every call,
+/// and reads this byte instead. `Other` means "ask the full check".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Quick {
+    Any,
+    Int,
+    Float,
+    Str,
+    Bool,
+    List,
+    Dict,
+    Other,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
     Any,
@@ -71,6 +89,20 @@ impl Ty {
 
     pub fn is_known(&self) -> bool {
         !matches!(self, Ty::Any)
+    }
+
+    /// This annotation's `Quick` kind (see there).
+    pub fn quick(&self) -> Quick {
+        match self {
+            Ty::Any => Quick::Any,
+            Ty::Int => Quick::Int,
+            Ty::Float => Quick::Float,
+            Ty::Str => Quick::Str,
+            Ty::Bool => Quick::Bool,
+            Ty::List(_) => Quick::List,
+            Ty::Dict(..) => Quick::Dict,
+            _ => Quick::Other,
+        }
     }
 
     pub fn is_numeric(&self) -> bool {

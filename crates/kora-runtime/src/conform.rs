@@ -4,7 +4,7 @@
 //! large list on every assignment would cost more than the bug it catches.
 
 use kora_check::hir::Program;
-use kora_check::types::Ty;
+use kora_check::types::{Quick, Ty};
 
 use crate::value::Value;
 
@@ -20,6 +20,22 @@ pub fn conforms(_p: &Program, v: &Value, ty: &Ty) -> bool {
         _ => {}
     }
     conforms_slow(v, ty)
+}
+
+/// `conforms` for a parameter or return whose `Quick` kind the checker stored: the common
+/// answer is one byte compared with the value's tag, without decoding `ty`.
+#[inline(always)]
+pub fn conforms_quick(q: Quick, v: &Value, ty: &Ty) -> bool {
+    match (q, v) {
+        (Quick::Any, _)
+        | (Quick::Int, Value::Int(_))
+        | (Quick::Float, Value::Float(_))
+        | (Quick::Str, Value::Str(_))
+        | (Quick::Bool, Value::Bool(_))
+        | (Quick::List, Value::List(_))
+        | (Quick::Dict, Value::Dict(_)) => true,
+        _ => conforms_slow(v, ty),
+    }
 }
 
 /// A labelled value's plain value against `ty`.
@@ -72,6 +88,17 @@ fn conforms_general(v: &Value, ty: &Ty) -> bool {
     }
 }
 
+/// The error of an annotated assignment whose value does not conform; out of line, so
+/// the statement loop's frame does not carry the formatting.
+#[cold]
+#[inline(never)]
+pub fn mismatch(p: &Program, ty: &Ty, v: &Value) -> Box<crate::error::RtError> {
+    crate::error::RtError::new(
+        crate::error::codes::TYPE,
+        format!("type mismatch: declared `{ty}`, got {}", describe(p, v)),
+    )
+}
+
 /// "a `str` ('abc')": the value's type and a short rendering, for messages.
 pub fn describe(p: &Program, v: &Value) -> String {
     let ty = match v {
@@ -85,4 +112,45 @@ pub fn describe(p: &Program, v: &Value) -> String {
         s = format!("{cut}...");
     }
     format!("a `{ty}` ({s})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-byte answer must agree with the full check on every value it sees: the
+    /// quick kinds only accept earlier, never differently.
+    #[test]
+    fn quick_kinds_agree_with_the_full_check() {
+        let tys = [
+            Ty::Any,
+            Ty::Int,
+            Ty::Float,
+            Ty::Str,
+            Ty::Bool,
+            Ty::None,
+            Ty::List(Box::new(Ty::Int)),
+            Ty::Dict(Box::new(Ty::Str), Box::new(Ty::Int)),
+            Ty::Union(vec![Ty::Int, Ty::Str]),
+        ];
+        let values = [
+            Value::None,
+            Value::Bool(true),
+            Value::Int(3),
+            Value::Float(2.5),
+            Value::str("s"),
+            Value::list(vec![Value::Int(1)]),
+            Value::dict(crate::value::Dict::default()),
+        ];
+        for ty in &tys {
+            for v in &values {
+                assert_eq!(
+                    conforms_quick(ty.quick(), v, ty),
+                    conforms_general(v, ty),
+                    "{ty} against a {}",
+                    v.type_name()
+                );
+            }
+        }
+    }
 }

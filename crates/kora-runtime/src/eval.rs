@@ -1,7 +1,5 @@
 //! Evaluating expressions, with inline fast paths for the int, list and local-variable cases that dominate loops.
 
-use std::rc::Rc;
-
 use kora_check::hir::{self, sym, Args, CompKind, ExprKind as E, FPart, Sym};
 use kora_syntax::ast::{BoolOp, CmpOp, UnaryOp};
 
@@ -101,6 +99,7 @@ impl Interp<'_> {
                 Ok(crate::label::wrap_opt(Value::Bool(true), seen))
             }
             E::Call(f, args) => self.eval_call(f, args, e),
+            E::MethodCall(obj, name, args) => self.eval_method_call(obj, *name, args, e),
             E::Global(g) => self.global(self.cur_mod, *g as usize),
             E::Cell(s) => Ok(match &self.stack[self.base + *s as usize] {
                 Value::Cell(c) => c.borrow().clone(),
@@ -127,6 +126,17 @@ impl Interp<'_> {
                             return Ok(v);
                         }
                     }
+                    let idx = match (slot, idx) {
+                        (Value::Dict(d), k @ (Value::Int(_) | Value::Str(_))) => {
+                            // An int or str key is hashable as it is and carries no label.
+                            let key = Key(k);
+                            if let Some(v) = d.borrow().get(&key) {
+                                return Ok(v.clone());
+                            }
+                            key.0
+                        }
+                        (_, k) => k,
+                    };
                     let obj = slot.clone();
                     return at(crate::index::get_index(&self.prog, &obj, &idx), e);
                 }
@@ -150,18 +160,6 @@ impl Interp<'_> {
     #[inline(never)]
     fn eval_cold(&mut self, e: &hir::Expr) -> RtResult<Value> {
         match &e.kind {
-            E::MethodCall(obj, name, args) => {
-                let recv = self.eval(obj)?;
-                if *name == sym::APPEND && args.keywords.is_empty() && args.star.is_empty() {
-                    if let (Value::List(l), [x]) = (&recv, args.positional.as_slice()) {
-                        let v = self.eval(x)?;
-                        l.borrow_mut().push(v);
-                        return Ok(Value::None);
-                    }
-                }
-                let (pos, kw) = self.eval_args(args)?;
-                at(self.call_method(&recv, *name, pos, kw), e)
-            }
             E::ModuleGlobal(m, g) => self.global(m.0 as usize, *g as usize),
             E::Builtin(b) => Ok(Value::Builtin(*b)),
             E::Type(t) => Ok(Value::Type(*t)),
@@ -254,6 +252,7 @@ impl Interp<'_> {
             }
             E::Lambda(f) => self.make_closure(f),
             E::Local(_)
+            | E::MethodCall(..)
             | E::Index(..)
             | E::Int(_)
             | E::Binary(..)
@@ -347,6 +346,13 @@ impl Interp<'_> {
                 CmpOp::IsNot => x != y,
             });
         }
+        if let (CmpOp::In | CmpOp::NotIn, Value::Int(_) | Value::Str(_), Value::Dict(d)) =
+            (op, a, b)
+        {
+            // The counting idiom's `k in d`: an int or str key needs no hashability check.
+            let found = d.borrow().contains_key(&Key(a.clone()));
+            return Ok(found == (op == CmpOp::In));
+        }
         if matches!(a, Value::Labeled(_)) || matches!(b, Value::Labeled(_)) {
             return crate::label_ops::truth(op, a, b);
         }
@@ -378,8 +384,80 @@ impl Interp<'_> {
         Ok((pos, kw))
     }
 
+    /// `recv.name(args)`, with `list.append` and `dict.get` answered in place: their
+    /// argument vector and the method dispatch cost more than the operation.
+    #[inline(never)]
+    fn eval_method_call(
+        &mut self,
+        obj: &hir::Expr,
+        name: Sym,
+        args: &Args,
+        e: &hir::Expr,
+    ) -> RtResult<Value> {
+        let recv = self.operand(obj)?;
+        if args.keywords.is_empty() && args.star.is_empty() {
+            match (&recv, args.positional.as_slice()) {
+                (Value::List(l), [x]) if name == sym::APPEND => {
+                    let v = self.eval(x)?;
+                    l.borrow_mut().push(v);
+                    return Ok(Value::None);
+                }
+                (Value::Dict(d), [k, rest @ ..]) if name == sym::GET && rest.len() <= 1 => {
+                    let key = self.eval(k)?;
+                    let default = match rest.first() {
+                        Some(x) => self.eval(x)?,
+                        None => Value::None,
+                    };
+                    // With labels about, `get` joins its arguments' labels into the
+                    // result (`label_calls.rs`): only the general path knows how.
+                    if matches!(key, Value::Int(_) | Value::Str(_)) && !crate::label::any() {
+                        let found = d.borrow().get(&Key(key)).cloned();
+                        return Ok(found.unwrap_or(default));
+                    }
+                    let pos = match rest {
+                        [] => vec![key],
+                        _ => vec![key, default],
+                    };
+                    return at(self.call_method(&recv, name, pos, Vec::new()), e);
+                }
+                _ => {}
+            }
+        }
+        let (pos, kw) = self.eval_args(args)?;
+        at(self.call_method(&recv, name, pos, kw), e)
+    }
+
     fn eval_call(&mut self, f: &hir::Expr, args: &Args, e: &hir::Expr) -> RtResult<Value> {
-        let fv = self.eval(f)?;
+        // A module-level function, the usual callee, is read from its slot without a
+        // recursive `eval` (a worker's lazily copied globals take the general path).
+        let fv = match &f.kind {
+            E::Global(g) if self.lazy.is_none() => self.globals[self.cur_mod][*g as usize].clone(),
+            _ => self.eval(f)?,
+        };
+        if let (Value::Func(c), true) = (&fv, args.star.is_empty()) {
+            // Arguments go straight into the callee's frame slots.
+            let base = self.stack.len();
+            for a in &args.positional {
+                match self.operand(a) {
+                    Ok(v) => self.stack.push(v),
+                    Err(err) => {
+                        self.stack.truncate(base);
+                        return Err(err);
+                    }
+                }
+            }
+            for (_, v) in &args.keywords {
+                match self.eval(v) {
+                    Ok(x) => self.stack.push(x),
+                    Err(err) => {
+                        self.stack.truncate(base);
+                        return Err(err);
+                    }
+                }
+            }
+            let kw = crate::interp::KwNames::Hir(&args.keywords);
+            return at(self.invoke(c, base, args.positional.len(), kw), e);
+        }
         if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             if let E::Comp(c) = &arg.kind {
                 let name = hir::builtin_name(*b);
@@ -391,8 +469,6 @@ impl Interp<'_> {
                     }
                 }
             }
-        }
-        if let (Value::Builtin(b), [arg]) = (&fv, args.positional.as_slice()) {
             // `len(x)` in a loop condition would otherwise allocate an argument vector.
             if b.0 == crate::builtins::id::LEN && args.keywords.is_empty() && args.star.is_empty() {
                 let v = self.operand(arg)?;
@@ -402,169 +478,8 @@ impl Interp<'_> {
                 return at(crate::builtins::len(&v).map(Value::Int), e);
             }
         }
-        let fv = match fv {
-            Value::Func(c) if args.star.is_empty() => {
-                // Arguments go straight into the callee's frame slots.
-                let base = self.stack.len();
-                for a in &args.positional {
-                    match self.operand(a) {
-                        Ok(v) => self.stack.push(v),
-                        Err(err) => {
-                            self.stack.truncate(base);
-                            return Err(err);
-                        }
-                    }
-                }
-                for (_, v) in &args.keywords {
-                    match self.eval(v) {
-                        Ok(x) => self.stack.push(x),
-                        Err(err) => {
-                            self.stack.truncate(base);
-                            return Err(err);
-                        }
-                    }
-                }
-                let kw = crate::interp::KwNames::Hir(&args.keywords);
-                return at(self.invoke(&c, base, args.positional.len(), kw), e);
-            }
-            other => other,
-        };
         let (pos, kw) = self.eval_args(args)?;
         at(self.call_value_kw(&fv, pos, kw), e)
-    }
-
-    pub(crate) fn call_method(
-        &mut self,
-        recv: &Value,
-        name: Sym,
-        args: Vec<Value>,
-        kw: Vec<(Sym, Value)>,
-    ) -> RtResult<Value> {
-        if let Value::Record(r) = recv {
-            // A record field holding a function is called like a method.
-            let rec = self.prog.record(r.ty);
-            if let Some(i) = rec.fields.iter().position(|f| f.name == name) {
-                let f = r.fields.borrow()[i].clone();
-                return self.call_value_kw(&f, args, kw);
-            }
-        }
-        if let Value::Module(m) = recv {
-            let f = self.module_attr(*m, name)?;
-            return self.call_value_kw(&f, args, kw);
-        }
-        if crate::label::any() {
-            return self.call_method_labeled(recv, name, args, kw);
-        }
-        if let Value::Native(_) = recv {
-            return self.native_method(recv, name, args, kw, true);
-        }
-        crate::methods::call_method(self, recv, name, args, kw)
-    }
-
-    /// A method call once labels exist: see `label_calls.rs` for the modes.
-    #[cold]
-    fn call_method_labeled(
-        &mut self,
-        recv: &Value,
-        name: Sym,
-        args: Vec<Value>,
-        kw: Vec<(Sym, Value)>,
-    ) -> RtResult<Value> {
-        use crate::label_calls::Mode;
-        let mode = crate::label_calls::method_mode(recv);
-        // A plain receiver with plain arguments is a plain call. For a string receiver
-        // (flatten mode) "plain" means no label anywhere inside an argument: the receiver
-        // itself is a string, whose own label is its only one.
-        let plain_args = match mode {
-            Mode::Flatten => !crate::label_calls::any_deep(&args, &kw),
-            _ => crate::label_calls::argument_labels(&args, &kw).is_none(),
-        };
-        if plain_args && !matches!(recv, Value::Labeled(_)) {
-            return self.call_method_plain(recv, name, args, kw);
-        }
-        let (plain, own) = crate::label::split(recv);
-        let plain = plain.clone();
-        let r = match mode {
-            Mode::Through => {
-                let from_args = crate::label_calls::argument_labels(&args, &kw);
-                let r = self.call_method_plain(&plain, name, args, kw)?;
-                crate::label::wrap_opt(r, from_args)
-            }
-            _ => {
-                let deep_own = if mode == Mode::Flatten {
-                    crate::label::deep(recv)
-                } else {
-                    own
-                };
-                let plain = if deep_own.is_some() && mode == Mode::Flatten {
-                    crate::label::reveal(&plain)
-                } else {
-                    plain
-                };
-                let r = crate::label_calls::apply(mode, args, kw, |a, k| {
-                    self.call_method_plain(&plain, name, a, k)
-                })?;
-                return Ok(crate::label::wrap_opt(r, deep_own));
-            }
-        };
-        Ok(crate::label::wrap_opt(r, own))
-    }
-
-    fn call_method_plain(
-        &mut self,
-        recv: &Value,
-        name: Sym,
-        args: Vec<Value>,
-        kw: Vec<(Sym, Value)>,
-    ) -> RtResult<Value> {
-        if let Value::Native(_) = recv {
-            return self.native_method(recv, name, args, kw, true);
-        }
-        crate::methods::call_method(self, recv, name, args, kw)
-    }
-
-    fn module_attr(&mut self, m: hir::ModId, name: Sym) -> RtResult<Value> {
-        let module = self.prog.module(m);
-        let n = self.prog.name(name);
-        match module.globals.iter().position(|g| g == n) {
-            Some(i) => self.global(m.0 as usize, i),
-            None => Err(RtError::new(
-                codes::ATTRIBUTE,
-                format!("module '{}' has no attribute '{}'", module.display, n),
-            )),
-        }
-    }
-
-    pub(crate) fn get_attr(&mut self, v: &Value, name: Sym) -> RtResult<Value> {
-        match v {
-            Value::Record(r) => {
-                let rec = self.prog.record(r.ty);
-                if let Some(i) = rec.fields.iter().position(|f| f.name == name) {
-                    return Ok(r.fields.borrow()[i].clone());
-                }
-                Err(RtError::new(
-                    codes::ATTRIBUTE,
-                    format!("'{}' has no field '{}'", rec.name, self.prog.name(name)),
-                ))
-            }
-            Value::Module(m) => self.module_attr(*m, name),
-            Value::Native(_) => self.native_method(v, name, Vec::new(), Vec::new(), false),
-            Value::Labeled(l) if !crate::methods::has_method(&l.value, name) => {
-                let r = self.get_attr(&l.value.clone(), name)?;
-                Ok(crate::label::wrap(r, l.tag()))
-            }
-            _ if crate::methods::has_method(v, name) => {
-                Ok(Value::Method(Rc::new((v.clone(), name))))
-            }
-            _ => Err(RtError::new(
-                codes::ATTRIBUTE,
-                format!(
-                    "'{}' object has no attribute '{}'",
-                    v.type_name(),
-                    self.prog.name(name)
-                ),
-            )),
-        }
     }
 
     /// Renders an f-string into `out`; the labels of the values it shows join into `tags`.

@@ -91,6 +91,7 @@ impl Interp<'_> {
         }
     }
 
+    /// The statements loops run most, in a small frame; the rest are in `exec_cold`.
     fn exec(&mut self, s: &Stmt) -> RtResult<Flow> {
         match &s.kind {
             S::Expr(e) => {
@@ -100,26 +101,65 @@ impl Interp<'_> {
                 let v = self.eval(e)?;
                 self.assign(t, v)?;
             }
-            S::AssignMulti(ts, e) => {
-                let v = self.eval(e)?;
-                for t in ts {
-                    self.assign(t, v.clone())?;
-                }
-            }
             S::ConcatAssign(t, e) => self.concat_assign(t, e)?,
             S::AugAssign(t, op, e) => self.aug_assign(t, *op, e)?,
             S::AnnAssign(t, ty, e) => {
                 let v = self.eval(e)?;
                 if !crate::conform::conforms(&self.prog, &v, ty) {
-                    return Err(RtError::new(
-                        codes::TYPE,
-                        format!(
-                            "type mismatch: declared `{ty}`, got {}",
-                            crate::conform::describe(&self.prog, &v)
-                        ),
-                    ));
+                    return Err(crate::conform::mismatch(&self.prog, ty, &v));
                 }
                 self.assign(t, v)?;
+            }
+            S::If(branches, orelse) => {
+                for (c, body) in branches {
+                    let taken = match crate::label::any() && crate::declassify::is_allowlist(c) {
+                        true => self.allowlist_truth(c)?,
+                        false => self.truth(c)?,
+                    };
+                    if taken {
+                        return self.exec_block(body);
+                    }
+                }
+                if let Some(b) = orelse {
+                    return self.exec_block(b);
+                }
+            }
+            S::While(c, body) => {
+                while self.truth(c)? {
+                    match self.exec_block(body)? {
+                        Flow::Break | Flow::BreakWith => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                }
+            }
+            S::For(t, it, body) => return self.exec_for(t, it, body),
+            S::Break => return Ok(Flow::Break),
+            S::Continue => return Ok(Flow::Continue),
+            S::Return(e) => {
+                let v = match e {
+                    Some(e) => self.operand(e)?,
+                    None => Value::None,
+                };
+                store(&mut self.flow_value, v);
+                return Ok(Flow::Return);
+            }
+            S::Pass => {}
+            _ => return self.exec_cold(s),
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// The less frequent statements, kept out of `exec` so its prologue stays short: every
+    /// statement of every call pays it.
+    #[inline(never)]
+    fn exec_cold(&mut self, s: &Stmt) -> RtResult<Flow> {
+        match &s.kind {
+            S::AssignMulti(ts, e) => {
+                let v = self.eval(e)?;
+                for t in ts {
+                    self.assign(t, v.clone())?;
+                }
             }
             S::Unwrap {
                 target,
@@ -163,41 +203,6 @@ impl Interp<'_> {
                     };
                 }
             }
-            S::If(branches, orelse) => {
-                for (c, body) in branches {
-                    let taken = match crate::label::any() && crate::declassify::is_allowlist(c) {
-                        true => self.allowlist_truth(c)?,
-                        false => self.truth(c)?,
-                    };
-                    if taken {
-                        return self.exec_block(body);
-                    }
-                }
-                if let Some(b) = orelse {
-                    return self.exec_block(b);
-                }
-            }
-            S::While(c, body) => {
-                while self.truth(c)? {
-                    match self.exec_block(body)? {
-                        Flow::Break | Flow::BreakWith => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
-                    }
-                }
-            }
-            S::For(t, it, body) => return self.exec_for(t, it, body),
-            S::Break => return Ok(Flow::Break),
-            S::Continue => return Ok(Flow::Continue),
-            S::Return(e) => {
-                let v = match e {
-                    Some(e) => self.operand(e)?,
-                    None => Value::None,
-                };
-                store(&mut self.flow_value, v);
-                return Ok(Flow::Return);
-            }
-            S::Pass => {}
             S::Def(t, f) => {
                 let c = self.make_closure(f)?;
                 self.assign(t, c)?;
@@ -242,6 +247,18 @@ impl Interp<'_> {
             S::Declassify { value, sink, body } => {
                 return self.exec_declassify(value, sink, body, s.span)
             }
+            S::Expr(_)
+            | S::Assign(..)
+            | S::ConcatAssign(..)
+            | S::AugAssign(..)
+            | S::AnnAssign(..)
+            | S::If(..)
+            | S::While(..)
+            | S::For(..)
+            | S::Break
+            | S::Continue
+            | S::Return(_)
+            | S::Pass => return self.exec(s),
         }
         Ok(Flow::Normal)
     }
@@ -310,7 +327,16 @@ impl Interp<'_> {
                         let len = l.len() as i64;
                         let k = if *n < 0 { n + len } else { *n };
                         if k >= 0 && k < len {
-                            l[k as usize] = v;
+                            store(&mut l[k as usize], v);
+                            return Ok(());
+                        }
+                    }
+                    if let (Value::Dict(d), Value::Int(_) | Value::Str(_)) = (slot, &idx) {
+                        // A plain value under an int or str key: what `set_index` would do
+                        // after its hashability and label checks, which cannot apply here.
+                        if !matches!(v, Value::Labeled(_)) {
+                            let old = d.borrow_mut().insert(crate::value::Key(idx), v);
+                            drop(old);
                             return Ok(());
                         }
                     }
@@ -408,7 +434,7 @@ impl Interp<'_> {
         Ok(())
     }
 
-    fn set_attr(&mut self, obj: &Value, name: hir::Sym, v: Value) -> RtResult<()> {
+    pub(crate) fn set_attr(&mut self, obj: &Value, name: hir::Sym, v: Value) -> RtResult<()> {
         if let Value::Record(r) = obj {
             let rec = self.prog.record(r.ty);
             if let Some(i) = rec.fields.iter().position(|f| f.name == name) {
@@ -450,145 +476,6 @@ impl Interp<'_> {
                 obj.type_name()
             ),
         ))
-    }
-
-    /// `x = x + y`: appends in place when nothing else holds the value.
-    fn concat_assign(&mut self, t: &Target, e: &hir::Expr) -> RtResult<()> {
-        let rhs = self.eval(e)?;
-        if let Target::Local(s) = t {
-            let idx = self.base + *s as usize;
-            let mut cur = std::mem::take(&mut self.stack[idx]);
-            // `x = x + y` makes a new value: a view's shared container must not grow.
-            let labelled = matches!(&cur, Value::Labeled(l) if !crate::label_view::is_mutable_container(&l.value))
-                && crate::arith::inplace(BinOp::Add, &mut cur, &rhs).is_ok();
-            let done = labelled
-                || match (&mut cur, &rhs) {
-                    (Value::Str(a), Value::Str(b)) => match Rc::get_mut(a) {
-                        Some(a) => {
-                            a.push_str(b.as_str());
-                            true
-                        }
-                        None => false,
-                    },
-                    (Value::List(a), Value::List(b)) if Rc::strong_count(a) == 1 => {
-                        let extra = b.borrow().clone();
-                        a.borrow_mut().extend(extra);
-                        true
-                    }
-                    _ => false,
-                };
-            let v = if done {
-                cur
-            } else {
-                match crate::arith::binary(BinOp::Add, &cur, &rhs) {
-                    Ok(v) => v,
-                    Err(err) => {
-                        self.stack[idx] = cur;
-                        return Err(err);
-                    }
-                }
-            };
-            self.stack[idx] = v;
-            return Ok(());
-        }
-        let cur = self.load_target(t)?;
-        let v = crate::arith::binary(BinOp::Add, &cur, &rhs)?;
-        self.assign(t, v)
-    }
-
-    fn aug_assign(&mut self, t: &Target, op: BinOp, e: &hir::Expr) -> RtResult<()> {
-        let rhs = self.eval(e)?;
-        match t {
-            Target::Local(s) => {
-                let idx = self.base + *s as usize;
-                if let Some(v) = fast_arith(op, &self.stack[idx], &rhs) {
-                    // Both were numbers: neither the old value nor `rhs` has anything to drop.
-                    std::mem::forget(std::mem::replace(&mut self.stack[idx], v));
-                    std::mem::forget(rhs);
-                    return Ok(());
-                }
-                let mut cur = std::mem::take(&mut self.stack[idx]);
-                let r = crate::arith::inplace(op, &mut cur, &rhs);
-                self.stack[idx] = cur;
-                r
-            }
-            Target::Index(o, i) => {
-                if let hir::ExprKind::Local(s) = &o.kind {
-                    let idx = self.operand(i)?;
-                    if numbers_in_place(&self.stack[self.base + *s as usize], &idx, op, &rhs) {
-                        return Ok(());
-                    }
-                    let obj = self.stack[self.base + *s as usize].clone();
-                    let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
-                    crate::arith::inplace(op, &mut cur, &rhs)?;
-                    return crate::index::set_index(&obj, &idx, cur);
-                }
-                let obj = self.operand(o)?;
-                let idx = self.operand(i)?;
-                if numbers_in_place(&obj, &idx, op, &rhs) {
-                    return Ok(());
-                }
-                let mut cur = crate::index::get_index(&self.prog, &obj, &idx)?;
-                crate::arith::inplace(op, &mut cur, &rhs)?;
-                crate::index::set_index(&obj, &idx, cur)
-            }
-            Target::Attr(o, name) => {
-                let obj = self.eval(o)?;
-                let mut cur = self.get_attr(&obj, *name)?;
-                crate::arith::inplace(op, &mut cur, &rhs)?;
-                self.set_attr(&obj, *name, cur)
-            }
-            _ => {
-                let mut cur = self.load_target(t)?;
-                crate::arith::inplace(op, &mut cur, &rhs)?;
-                self.assign(t, cur)
-            }
-        }
-    }
-
-    fn load_target(&mut self, t: &Target) -> RtResult<Value> {
-        Ok(match t {
-            Target::Local(s) => self.stack[self.base + *s as usize].clone(),
-            Target::Cell(s) => match &self.stack[self.base + *s as usize] {
-                Value::Cell(c) => c.borrow().clone(),
-                other => other.clone(),
-            },
-            Target::Global(g) => self.global(self.cur_mod, *g as usize)?,
-            Target::Index(o, i) => {
-                let obj = self.eval(o)?;
-                let idx = self.eval(i)?;
-                crate::index::get_index(&self.prog, &obj, &idx)?
-            }
-            Target::Attr(o, name) => {
-                let obj = self.eval(o)?;
-                self.get_attr(&obj, *name)?
-            }
-            Target::Tuple(_) | Target::Star(_) | Target::Slice(..) | Target::Discard => Value::None,
-        })
-    }
-}
-
-/// `xs[i] op= v` where `xs` is a list and both numbers: the element is updated where it
-/// lies. `false` leaves everything as it was for the general path (any other operands, an
-/// index out of range, which that path reports).
-#[inline(always)]
-fn numbers_in_place(list: &Value, idx: &Value, op: BinOp, rhs: &Value) -> bool {
-    let (Value::List(l), Value::Int(n)) = (list, idx) else {
-        return false;
-    };
-    let mut l = l.borrow_mut();
-    let len = l.len() as i64;
-    let k = if *n < 0 { n + len } else { *n };
-    if k < 0 || k >= len {
-        return false;
-    }
-    let slot = &mut l[k as usize];
-    match fast_arith(op, slot, rhs) {
-        Some(v) => {
-            *slot = v;
-            true
-        }
-        None => false,
     }
 }
 

@@ -76,9 +76,7 @@ pub fn repr_string(p: &Program, v: &Value) -> String {
 pub fn to_str(p: &Program, v: &Value, out: &mut String) {
     match v {
         Value::Str(s) => out.push_str(s.as_str()),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Value::Int(i) => crate::int_text::push_int(out, *i),
         Value::Cell(c) => to_str(p, &c.borrow(), out),
         Value::Native(n) => n.to_str(out),
         Value::Labeled(l) if crate::label_view::is_mutable_container(&l.value) => repr(p, v, out),
@@ -204,7 +202,7 @@ fn repr_in(p: &Program, v: &Value, out: &mut String, seen: &mut Vec<*const ()>) 
         Value::Bool(true) => out.push_str("True"),
         Value::Bool(false) => out.push_str("False"),
         Value::Int(i) => {
-            let _ = write!(out, "{i}");
+            crate::int_text::push_int(out, *i);
         }
         Value::Float(f) => write_float_repr(*f, out),
         Value::Str(s) => str_repr(s.as_str(), out),

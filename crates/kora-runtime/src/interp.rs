@@ -300,13 +300,7 @@ impl<'io> Interp<'io> {
         }
         if self.depth >= MAX_DEPTH {
             self.stack.truncate(base);
-            return Err(RtError::new(
-                codes::RECURSION,
-                format!(
-                    "maximum recursion depth exceeded: more than {MAX_DEPTH} nested calls (in `{}`)",
-                    def.name
-                ),
-            ));
+            return Err(too_deep(def));
         }
         let nparams = def.params.len();
         if npos == nparams && kw.len() == 0 && def.star.is_none() {
@@ -320,32 +314,16 @@ impl<'io> Interp<'io> {
             self.stack.truncate(base);
             return Err(e);
         }
-        for (i, p) in def.params.iter().enumerate() {
-            if p.ty.is_known() {
-                let v = &self.stack[base + p.slot as usize];
-                if !crate::conform::conforms(&self.prog, v, &p.ty) {
-                    let msg = format!(
-                        "argument {} (`{}`) of `{}` must be `{}`, got {}",
-                        i + 1,
-                        self.prog.name(p.name),
-                        def.name,
-                        p.ty,
-                        crate::conform::describe(&self.prog, v)
-                    );
-                    self.stack.truncate(base);
-                    return Err(RtError::new(codes::TYPE, msg));
-                }
+        for p in &def.params {
+            let v = &self.stack[base + p.slot as usize];
+            if !crate::conform::conforms_quick(p.quick, v, &p.ty) {
+                let e = self.bad_argument(def, p, base);
+                self.stack.truncate(base);
+                return Err(e);
             }
         }
-        for &s in &def.cell_slots {
-            let slot = &mut self.stack[base + s as usize];
-            let v = std::mem::take(slot);
-            *slot = Value::Cell(Rc::new(RefCell::new(v)));
-        }
-        for &(s, ci) in &def.free_slots {
-            if let Some(cell) = c.captures.get(ci as usize) {
-                self.stack[base + s as usize] = Value::Cell(cell.clone());
-            }
+        if !def.no_boxes {
+            self.fill_boxes(c, base);
         }
         let saved_base = self.base;
         let saved_mod = self.cur_mod;
@@ -381,7 +359,7 @@ impl<'io> Interp<'io> {
         match r {
             Ok(Flow::Return) => {
                 let v = std::mem::take(&mut self.flow_value);
-                if def.ret.is_known() && !crate::conform::conforms(&self.prog, &v, &def.ret) {
+                if !crate::conform::conforms_quick(def.ret_quick, &v, &def.ret) {
                     return Err(self.trace_out(
                         def,
                         RtError::new(
@@ -411,134 +389,6 @@ impl<'io> Interp<'io> {
             span,
         });
         e
-    }
-
-    /// The general argument binding: keywords, defaults, `*rest`.
-    ///
-    /// Positional values sit at `base..base + npos` and keyword values right after them;
-    /// everything is moved within the value stack, so binding allocates nothing unless
-    /// `*rest` collects extras. Kept out of line so the positional call path of
-    /// `invoke_plain` stays small.
-    #[inline(never)]
-    fn bind_args(
-        &mut self,
-        c: &Rc<Function>,
-        base: usize,
-        npos: usize,
-        kw: KwNames<'_>,
-    ) -> RtResult<()> {
-        let def = &c.def;
-        let nparams = def.params.len();
-        let nlocals = def.nlocals as usize;
-        let nkw = kw.len();
-        // Park keyword values above the frame so filling slots cannot overwrite one not yet read.
-        let top = base + nlocals.max(npos + nkw);
-        // Not `resize`: its generic fill is an out-of-line call per frame.
-        self.stack.truncate(top);
-        self.stack.reserve(top.saturating_sub(self.stack.len()));
-        while self.stack.len() < top {
-            self.stack.push(Value::None);
-        }
-        for i in 0..nkw {
-            let v = std::mem::take(&mut self.stack[base + npos + i]);
-            self.stack.push(v);
-        }
-        let mut small = [false; 16];
-        let mut big = Vec::new();
-        let filled: &mut [bool] = if nparams <= small.len() {
-            &mut small[..nparams]
-        } else {
-            big.resize(nparams, false);
-            &mut big
-        };
-        if npos > nparams {
-            let Some(s) = def.star else {
-                return Err(RtError::new(
-                    codes::ARGUMENTS,
-                    format!(
-                        "{}() takes {} positional argument{} but {} were given",
-                        def.name,
-                        nparams,
-                        if nparams == 1 { "" } else { "s" },
-                        npos
-                    ),
-                ));
-            };
-            let extra: Vec<Value> = (nparams..npos)
-                .map(|i| std::mem::take(&mut self.stack[base + i]))
-                .collect();
-            self.stack[base + s as usize] = Value::tuple(extra);
-        } else if let Some(s) = def.star {
-            self.stack[base + s as usize] = Value::tuple(Vec::new());
-        }
-        for (i, f) in filled.iter_mut().enumerate().take(npos.min(nparams)) {
-            debug_assert_eq!(
-                def.params[i].slot as usize, i,
-                "parameters own the first slots"
-            );
-            *f = true;
-        }
-        for i in 0..nkw {
-            let k = kw.get(i);
-            let v = std::mem::take(&mut self.stack[top + i]);
-            match def.params.iter().position(|p| p.name == k) {
-                Some(i) if filled[i] => {
-                    return Err(RtError::new(
-                        codes::ARGUMENTS,
-                        format!(
-                            "{}() got multiple values for argument '{}'",
-                            def.name,
-                            self.prog.name(k)
-                        ),
-                    ))
-                }
-                Some(i) => {
-                    crate::value::store(&mut self.stack[base + def.params[i].slot as usize], v);
-                    filled[i] = true;
-                }
-                None => {
-                    return Err(RtError::new(
-                        codes::ARGUMENTS,
-                        format!(
-                            "{}() got an unexpected keyword argument '{}'",
-                            def.name,
-                            self.prog.name(k)
-                        ),
-                    ))
-                }
-            }
-        }
-        self.stack.truncate(base + nlocals);
-        let mut di = 0;
-        let mut missing = Vec::new();
-        for (i, p) in def.params.iter().enumerate() {
-            if let Some(d) = &p.default {
-                if !filled[i] {
-                    let v = if p.fresh_default {
-                        self.eval(d)?
-                    } else {
-                        c.defaults.get(di).cloned().unwrap_or_default()
-                    };
-                    crate::value::store(&mut self.stack[base + p.slot as usize], v);
-                }
-                di += 1;
-            } else if !filled[i] {
-                missing.push(format!("'{}'", self.prog.name(p.name)));
-            }
-        }
-        if !missing.is_empty() {
-            return Err(RtError::new(
-                codes::ARGUMENTS,
-                format!(
-                    "{}() missing {} required argument{}: {}",
-                    def.name,
-                    missing.len(),
-                    if missing.len() == 1 { "" } else { "s" },
-                    missing.join(" and ")
-                ),
-            ));
-        }
-        Ok(())
     }
 
     /// Builds a record from constructor arguments, filling defaults and checking field types.
@@ -651,6 +501,19 @@ impl<'io> Interp<'io> {
             .write_all(s.as_bytes())
             .map_err(|e| RtError::new(codes::IO, format!("cannot write output: {e}")))
     }
+}
+
+/// The error of a call past `MAX_DEPTH`, built out of line so the call path stays small.
+#[cold]
+#[inline(never)]
+fn too_deep(def: &hir::Function) -> Box<RtError> {
+    RtError::new(
+        codes::RECURSION,
+        format!(
+            "maximum recursion depth exceeded: more than {MAX_DEPTH} nested calls (in `{}`)",
+            def.name
+        ),
+    )
 }
 
 impl Caller for Interp<'_> {

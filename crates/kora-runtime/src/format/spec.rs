@@ -292,7 +292,11 @@ fn format_int(i: i64, spec: &str, tname: &str) -> RtResult<String> {
         'o' => (format!("{n:o}"), "0o"),
         'x' => (format!("{n:x}"), "0x"),
         'X' => (format!("{n:X}"), "0X"),
-        _ => (n.to_string(), ""),
+        _ => {
+            let mut d = String::new();
+            crate::int_text::push_u64(&mut d, n);
+            (d, "")
+        }
     };
     let prefix = if s.alt { prefix } else { "" };
     let sep = if s.ty == 'n' {

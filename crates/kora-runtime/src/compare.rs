@@ -72,6 +72,8 @@ fn eq(a: &Value, b: &Value, depth: u32) -> bool {
         (_, Cell(c)) => eq(a, &c.borrow(), depth),
         (Labeled(l), _) => eq(&l.value, b, depth),
         (_, Labeled(l)) => eq(a, &l.value, depth),
+        (LabeledSmall(s), _) => eq(&s.plain(), b, depth),
+        (_, LabeledSmall(s)) => eq(a, &s.plain(), depth),
         _ => false,
     }
 }
@@ -217,6 +219,8 @@ fn partial(a: &Value, b: &Value, op: &str, depth: u32) -> RtResult<Option<Orderi
         (Cell(c), _) => return partial(&c.borrow(), b, op, depth),
         (Labeled(l), _) => return partial(&l.value, b, op, depth),
         (_, Labeled(l)) => return partial(a, &l.value, op, depth),
+        (LabeledSmall(s), _) => return partial(&s.plain(), b, op, depth),
+        (_, LabeledSmall(s)) => return partial(a, &s.plain(), op, depth),
         (_, Cell(c)) => return partial(a, &c.borrow(), op, depth),
         _ => {
             return type_error(format!(
@@ -288,6 +292,7 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
         Value::Str(s) => match item {
             Value::Str(sub) => Ok(s.as_str().contains(sub.as_str())),
             Value::Labeled(l) => contains(container, &l.value),
+            Value::LabeledSmall(x) => contains(container, &x.plain()),
             _ => type_error(format!(
                 "'in <string>' requires string as left operand, not {}",
                 type_name(item)
@@ -295,6 +300,7 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
         },
         Value::Range(r) => Ok(match item {
             Value::Labeled(l) => return contains(container, &l.value),
+            Value::LabeledSmall(x) => return contains(container, &x.plain()),
             Value::Int(i) => range_contains(r, *i),
             Value::Bool(b) => range_contains(r, *b as i64),
             Value::Float(f) => {
@@ -306,7 +312,7 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
         }),
         Value::Cell(c) => contains(&c.borrow(), item),
         Value::Labeled(l) => contains(&l.value, item),
-        _ if matches!(item, Value::Labeled(_)) => contains(container, crate::label::plain(item)),
+        _ if crate::label::is_labeled(item) => contains(container, &crate::label::plain(item)),
         _ => type_error(format!(
             "argument of type '{}' is not iterable",
             type_name(container)

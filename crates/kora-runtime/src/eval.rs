@@ -87,10 +87,10 @@ impl Interp<'_> {
             }
             E::Compare(first, rest) => {
                 let mut left = self.eval(first)?;
-                let mut seen = crate::label::split(&left).1;
+                let mut seen = crate::label::tag_of(&left);
                 for (i, (op, re)) in rest.iter().enumerate() {
                     let right = self.eval(re)?;
-                    seen = crate::label::join(seen, crate::label::split(&right).1);
+                    seen = crate::label::join(seen, crate::label::tag_of(&right));
                     if !at(self.compare(*op, &left, &right), e)? {
                         return Ok(crate::label::wrap_opt(Value::Bool(false), seen));
                     }
@@ -223,6 +223,10 @@ impl Interp<'_> {
             E::Unary(op, x) => {
                 let v = self.eval(x)?;
                 match (op, &v) {
+                    // `not secret` is as secret as `secret`: the labelled path keeps the label.
+                    (UnaryOp::Not, Value::Labeled(_) | Value::LabeledSmall(_)) => {
+                        at(crate::arith::unary(*op, &v), e)
+                    }
                     (UnaryOp::Not, _) => Ok(Value::Bool(!v.truthy())),
                     (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
                         Some(n) => Ok(Value::Int(n)),
@@ -317,6 +321,11 @@ impl Interp<'_> {
                         )),
                     }
                 }
+                Value::LabeledSmall(s) => {
+                    *tags = crate::label::join(*tags, Some(s.tag()));
+                    // An int, or a bool counted as 0 or 1.
+                    Ok(Some(s.int().unwrap_or_else(|| s.plain().truthy() as i64)))
+                }
                 Value::Int(i) => Ok(Some(i)),
                 Value::Bool(b) => Ok(Some(b as i64)),
                 Value::None => Ok(None),
@@ -347,7 +356,7 @@ impl Interp<'_> {
                 CmpOp::IsNot => x != y,
             });
         }
-        if matches!(a, Value::Labeled(_)) || matches!(b, Value::Labeled(_)) {
+        if crate::label::is_labeled(a) || crate::label::is_labeled(b) {
             return crate::label_ops::truth(op, a, b);
         }
         crate::compare::compare_op(op, a, b)
@@ -479,11 +488,11 @@ impl Interp<'_> {
             Mode::Flatten => !crate::label_calls::any_deep(&args, &kw),
             _ => crate::label_calls::argument_labels(&args, &kw).is_none(),
         };
-        if plain_args && !matches!(recv, Value::Labeled(_)) {
+        if plain_args && !crate::label::is_labeled(recv) {
             return self.call_method_plain(recv, name, args, kw);
         }
         let (plain, own) = crate::label::split(recv);
-        let plain = plain.clone();
+        let plain = plain.into_owned();
         let r = match mode {
             Mode::Through => {
                 let from_args = crate::label_calls::argument_labels(&args, &kw);

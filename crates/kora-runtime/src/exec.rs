@@ -221,7 +221,7 @@ impl Interp<'_> {
             } => return self.exec_context(max_input, reserve_output.as_ref(), body),
             S::Budget(b) => return self.exec_budget(b, s.span),
             S::ModelBlock { name, body } => {
-                let name = match crate::label::plain(&self.eval(name)?) {
+                let name = match &*crate::label::plain(&self.eval(name)?) {
                     Value::Str(s) => s.as_str().to_string(),
                     other => {
                         return Err(RtError::new(

@@ -20,7 +20,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("abs", "", "v = abs(0 - n)", "424242"),
     ("bitwise", "", "v = n ^ 0", "424242"),
     // Past 51 bits the result is a box again, and back inline when it fits.
-    ("overflowing_inline", "", "v = n * 11035152450 % 2147483648 + 0 * n", "663510756"),
+    (
+        "overflowing_inline",
+        "",
+        "v = n * 11035152450 % 2147483648 + 0 * n",
+        "663510756",
+    ),
     ("augmented", "", "v = 1\nv += n", "424243"),
     ("augmented_target", "", "v = n\nv -= 1", "424241"),
     ("fstring", "", "v = f\"<{n}>\"", "424242"),
@@ -36,27 +41,82 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("list_element", "", "v = [1, n]", "424242"),
     ("tuple", "", "v = (n, 2)", "424242"),
     ("set", "", "v = {n}", "424242"),
-    ("record_field", "type Box:\n    inner: int\n", "v = Box(inner=n)", "424242"),
-    ("function_return", "def same(x: int) -> int:\n    return x + 0\n", "v = same(n)", "424242"),
+    (
+        "record_field",
+        "type Box:\n    inner: int\n",
+        "v = Box(inner=n)",
+        "424242",
+    ),
+    (
+        "function_return",
+        "def same(x: int) -> int:\n    return x + 0\n",
+        "v = same(n)",
+        "424242",
+    ),
     ("lambda", "", "v = (lambda x: x * 1)(n)", "424242"),
     ("comprehension", "", "v = [x + 1 for x in [n]]", "424243"),
-    ("range_loop", "", "v = 424240\nfor i in range(n - 424240):\n    v = v + i", "424241"),
+    (
+        "range_loop",
+        "",
+        "v = 424240\nfor i in range(n - 424240):\n    v = v + i",
+        "424241",
+    ),
     ("sum", "", "v = sum([n, 1])", "424243"),
     ("max", "", "v = max([n, 1])", "424242"),
     ("sorted", "", "v = sorted([n, 1])[1]", "424242"),
-    ("index_pick", "", "v = [\"a1b2\", \"c3d4\"][n - 424241]", "c3d4"),
-    ("slice_bound", "", "v = \"abcdefghc3d4\"[n - 424234:]", "c3d4"),
+    (
+        "index_pick",
+        "",
+        "v = [\"a1b2\", \"c3d4\"][n - 424241]",
+        "c3d4",
+    ),
+    (
+        "slice_bound",
+        "",
+        "v = \"abcdefghc3d4\"[n - 424234:]",
+        "c3d4",
+    ),
     ("divmod", "", "v = divmod(n, 1000000)[1]", "424242"),
     ("int_of_str", "", "v = int(str(n)) + 1", "424243"),
     ("float_of_int", "", "v = float(n) + 0.5", "424242.5"),
     ("outcome_payload", "", "v = Ok(n + 1)", "424243"),
-    ("match_binding", "", "match Ok(n):\n    case Ok(x):\n        v = x + 1\n    case _:\n        v = 0", "424243"),
-    ("match_literal", "", "match n:\n    case 424242:\n        v = n + 1\n    case _:\n        v = 0", "424243"),
-    ("parallel_for", "", "vs = parallel for s in [n]:\n    return s + 1\nv = vs[0]", "424243"),
-    ("append_pop", "", "xs: list[int] = []\nxs.append(n)\nv = xs.pop()", "424242"),
-    ("dict_get_secret_key", "", "d = {n: n + 1}\nv = d.get(n)", "424243"),
+    (
+        "match_binding",
+        "",
+        "match Ok(n):\n    case Ok(x):\n        v = x + 1\n    case _:\n        v = 0",
+        "424243",
+    ),
+    (
+        "match_literal",
+        "",
+        "match n:\n    case 424242:\n        v = n + 1\n    case _:\n        v = 0",
+        "424243",
+    ),
+    (
+        "parallel_for",
+        "",
+        "vs = parallel for s in [n]:\n    return s + 1\nv = vs[0]",
+        "424243",
+    ),
+    (
+        "append_pop",
+        "",
+        "xs: list[int] = []\nxs.append(n)\nv = xs.pop()",
+        "424242",
+    ),
+    (
+        "dict_get_secret_key",
+        "",
+        "d = {n: n + 1}\nv = d.get(n)",
+        "424243",
+    ),
     ("bool_itself", "", "v = flag", "True"),
-    ("bool_match_literal", "", "match flag:\n    case True:\n        v = n + 1\n    case _:\n        v = 0", "424243"),
+    (
+        "bool_match_literal",
+        "",
+        "match flag:\n    case True:\n        v = n + 1\n    case _:\n        v = 0",
+        "424243",
+    ),
     ("bool_comparison", "", "v = n > 5", "True"),
     ("bool_equality", "", "v = n == 424241", "False"),
     ("bool_not", "", "v = not flag", "False"),
@@ -89,7 +149,10 @@ fn no_operation_launders_an_inline_secret_to_a_model() {
     let mut failures = Vec::new();
     for (name, decls, setup, needle) in CASES {
         fake.reset();
-        let src = program(decls, &format!("{setup}\nr = analyze(v, \"look\")\nprint(\"sent\")"));
+        let src = program(
+            decls,
+            &format!("{setup}\nr = analyze(v, \"look\")\nprint(\"sent\")"),
+        );
         let out = run(&d, &src);
         let err = text(&out.stderr);
         let ok = out.status.code() == Some(1)
@@ -246,7 +309,10 @@ fn an_inline_secret_crosses_a_module_and_never_reaches_a_trace() {
             found.push_str(&std::fs::read_to_string(&e).unwrap_or_default());
         }
     }
-    assert!(found.contains("declassify for default"), "no declassify span in {found}");
+    assert!(
+        found.contains("declassify for default"),
+        "no declassify span in {found}"
+    );
     assert!(
         !found.contains("424242") && !found.contains("424243"),
         "a trace carried the secret"

@@ -32,7 +32,8 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     }
     let (x, ta) = label::split(&a);
     let (y, tb) = label::split(&b);
-    let r = crate::arith::binary(op, &x, &y).map_err(|e| label::withhold(e, label::join(ta, tb)))?;
+    let r =
+        crate::arith::binary(op, &x, &y).map_err(|e| label::withhold(e, label::join(ta, tb)))?;
     drop((x, y));
     Ok(match (ta, tb) {
         // One side labelled: the result's label is exactly that side's, so its box fits.
@@ -58,7 +59,9 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
 #[inline(always)]
 pub(crate) fn small_ints(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     let (p, q, id) = match (a, b) {
-        (Value::LabeledSmall(x), Value::LabeledSmall(y)) => (x.int()?, y.int()?, join_ids(x.id(), y.id())?),
+        (Value::LabeledSmall(x), Value::LabeledSmall(y)) => {
+            (x.int()?, y.int()?, join_ids(x.id(), y.id())?)
+        }
         (Value::LabeledSmall(x), Value::Int(q)) => (x.int()?, *q, x.id()),
         (Value::Int(p), Value::LabeledSmall(y)) => (*p, y.int()?, y.id()),
         _ => return None,
@@ -266,7 +269,9 @@ fn small_compare(op: CmpOp, a: &Value, b: &Value) -> Option<Value> {
     let (p, q, s) = match (a, b) {
         (Value::LabeledSmall(x), Value::Int(q)) => (x.int()?, *q, *x),
         (Value::Int(p), Value::LabeledSmall(y)) => (*p, y.int()?, *y),
-        (Value::LabeledSmall(x), Value::LabeledSmall(y)) if x.id() == y.id() => (x.int()?, y.int()?, *x),
+        (Value::LabeledSmall(x), Value::LabeledSmall(y)) if x.id() == y.id() => {
+            (x.int()?, y.int()?, *x)
+        }
         _ => return None,
     };
     let r = crate::eval::int_compare(op, p, q)?;
@@ -354,7 +359,10 @@ mod tests {
         let back = binary(BinOp::Mod, big, Value::Int(1000)).expect("mod");
         assert!(tag_of(&back) == want);
         // Two different labels join, inline too.
-        let u = label::wrap(Value::Int(1), Tag::unverified(label::origin("label_ops other")));
+        let u = label::wrap(
+            Value::Int(1),
+            Tag::unverified(label::origin("label_ops other")),
+        );
         let j = binary(BinOp::Add, back, u).expect("adds");
         let t = tag_of(&j).expect("labelled");
         assert!(t.is_classified() && t.is_unverified());

@@ -160,7 +160,11 @@ fn box_smalls(v: &Value, depth: usize) -> Option<Value> {
             None
         }
         Value::Dict(m) => {
-            let entries: Vec<(Key, Value)> = m.borrow().iter().map(|(k, x)| (k.clone(), x.clone())).collect();
+            let entries: Vec<(Key, Value)> = m
+                .borrow()
+                .iter()
+                .map(|(k, x)| (k.clone(), x.clone()))
+                .collect();
             let mut changed = false;
             let rebuilt: crate::value::Dict = entries
                 .into_iter()

@@ -70,10 +70,9 @@ fn eq(a: &Value, b: &Value, depth: u32) -> bool {
         (Native(x), Native(y)) => Rc::ptr_eq(x, y) || x.compare(y) == Some(Ordering::Equal),
         (Cell(c), _) => eq(&c.borrow(), b, depth),
         (_, Cell(c)) => eq(a, &c.borrow(), depth),
-        (Labeled(l), _) => eq(&l.value, b, depth),
-        (_, Labeled(l)) => eq(a, &l.value, depth),
-        (LabeledSmall(s), _) => eq(&s.plain(), b, depth),
-        (_, LabeledSmall(s)) => eq(a, &s.plain(), depth),
+        // Either form of label: the plain values compare.
+        (Labeled(_) | LabeledSmall(_), _) => eq(&crate::label::plain(a), b, depth),
+        (_, Labeled(_) | LabeledSmall(_)) => eq(a, &crate::label::plain(b), depth),
         _ => false,
     }
 }
@@ -217,10 +216,8 @@ fn partial(a: &Value, b: &Value, op: &str, depth: u32) -> RtResult<Option<Orderi
         (Set(x), Set(y)) => set_cmp(&x.borrow(), &y.borrow()),
         (Native(x), Native(y)) if x.compare(y).is_some() => x.compare(y),
         (Cell(c), _) => return partial(&c.borrow(), b, op, depth),
-        (Labeled(l), _) => return partial(&l.value, b, op, depth),
-        (_, Labeled(l)) => return partial(a, &l.value, op, depth),
-        (LabeledSmall(s), _) => return partial(&s.plain(), b, op, depth),
-        (_, LabeledSmall(s)) => return partial(a, &s.plain(), op, depth),
+        (Labeled(_) | LabeledSmall(_), _) => return partial(&crate::label::plain(a), b, op, depth),
+        (_, Labeled(_) | LabeledSmall(_)) => return partial(a, &crate::label::plain(b), op, depth),
         (_, Cell(c)) => return partial(a, &c.borrow(), op, depth),
         _ => {
             return type_error(format!(

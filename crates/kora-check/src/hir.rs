@@ -286,6 +286,8 @@ pub enum Target {
     Index(Box<Expr>, Box<Expr>),
     Attr(Box<Expr>, Sym),
     Tuple(Vec<Target>),
+    /// The `*rest` of a tuple target (at most one per tuple): the items the others leave, as a list.
+    Star(Box<Target>),
     /// A name bound where nothing reads it back (`_` in a pattern).
     Discard,
 }
@@ -484,6 +486,9 @@ pub const BUILTINS: &[&str] = &[
     "type",
     "remaining",
     "redact",
+    "hex",
+    "oct",
+    "bin",
 ];
 
 pub fn builtin_id(name: &str) -> Option<BuiltinId> {

@@ -172,6 +172,12 @@ pub fn check_program_with(
         let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
         l.uses_eval = lower_eval::uses_eval(&f.ast);
+        if i != loaded.entry {
+            l.module_name = f
+                .path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        }
         if options.facts {
             l.facts = Some(facts::Facts::default());
         }

@@ -115,6 +115,9 @@ pub(crate) struct Lowerer<'a> {
     /// Structural ids of this module's calls, and the module's name in effect sites.
     pub ops: kora_syntax::ops::OpTable,
     pub site_file: String,
+    /// What `__name__` reads in this file: `"__main__"` in the file being run, the file's
+    /// stem in a module it uses, so Python's `if __name__ == "__main__":` works unchanged.
+    pub module_name: String,
     /// The annotated type of the assignment whose value is being lowered.
     pub expect: Option<Ty>,
     pub ctx: &'a mut Ctx,
@@ -154,6 +157,7 @@ impl<'a> Lowerer<'a> {
             source,
             ops,
             site_file,
+            module_name: "__main__".to_string(),
             expect: None,
             ctx,
             m,

@@ -373,7 +373,7 @@ pub(crate) fn builtin_type(name: &str, args: &[Ty]) -> Ty {
     let first = args.first().cloned().unwrap_or(Ty::Any);
     match name {
         "len" | "ord" | "hash" => Ty::Int,
-        "str" | "repr" | "chr" | "input" | "type" => Ty::Str,
+        "str" | "repr" | "chr" | "input" | "type" | "hex" | "oct" | "bin" => Ty::Str,
         "int" => Ty::Int,
         "float" => Ty::Float,
         "bool" | "any" | "all" | "isinstance" => Ty::Bool,

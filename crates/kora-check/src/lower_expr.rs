@@ -297,6 +297,10 @@ impl Lowerer<'_> {
         if let Some(b) = builtin_id(name) {
             return (ex(H::Builtin(b), span), Ty::Func);
         }
+        if name == "__name__" {
+            let i = self.ctx.string(&self.module_name);
+            return (ex(H::Str(i), span), Ty::Str);
+        }
         self.undefined(name, span);
         (ex(H::None, span), Ty::Any)
     }

@@ -164,6 +164,7 @@ fn target_slots(t: &Target, out: &mut Vec<(bool, u32)>) {
         Target::Local(s) | Target::Cell(s) => out.push((false, *s)),
         Target::Global(g) => out.push((true, *g)),
         Target::Tuple(ts) => ts.iter().for_each(|t| target_slots(t, out)),
+        Target::Star(t) => target_slots(t, out),
         Target::Index(..) | Target::Attr(..) | Target::Discard => {}
     }
 }

@@ -276,6 +276,9 @@ impl Lowerer<'_> {
     pub fn store_target(&mut self, t: &ast::Expr, ty: Option<Ty>) -> (Target, Ty) {
         match &t.kind {
             AE::Name(n) => self.store_name(n, t.span, ty),
+            AE::Tuple(xs) | AE::List(xs) if xs.iter().any(|x| matches!(x.kind, AE::Starred(_))) => {
+                self.store_starred(xs, ty)
+            }
             AE::Tuple(xs) | AE::List(xs) => {
                 let elem_tys: Vec<Option<Ty>> = match &ty {
                     Some(Ty::Tuple(ts)) if ts.len() == xs.len() => {
@@ -320,6 +323,14 @@ impl Lowerer<'_> {
                 let s = self.sym(&name.name);
                 (Target::Attr(Box::new(oe), s), fty.unwrap_or(Ty::Any))
             }
+            AE::Starred(_) => {
+                self.err(
+                    Diagnostic::error(codes::BAD_TARGET, "a `*name` target must be inside a tuple", t.span)
+                        .with_label("nothing to unpack beside it")
+                        .with_help("write `first, *rest = xs` to take the items after the first, or `rest = list(xs)` for all of them"),
+                );
+                (Target::Discard, Ty::Any)
+            }
             _ => {
                 self.err(
                     Diagnostic::error(codes::BAD_TARGET, "cannot assign to this expression", t.span)
@@ -329,5 +340,41 @@ impl Lowerer<'_> {
                 (Target::Discard, Ty::Any)
             }
         }
+    }
+
+    /// `a, *rest, z = xs`: the starred name takes the items the others leave, as a list.
+    fn store_starred(&mut self, xs: &[ast::Expr], ty: Option<Ty>) -> (Target, Ty) {
+        let elem = match &ty {
+            Some(Ty::Tuple(_)) | None => Ty::Any,
+            Some(other) => other.element(),
+        };
+        let mut stars = 0;
+        let mut ts = Vec::with_capacity(xs.len());
+        for x in xs {
+            match &x.kind {
+                AE::Starred(inner) => {
+                    stars += 1;
+                    if stars > 1 {
+                        self.err(
+                            Diagnostic::error(
+                                codes::BAD_TARGET,
+                                "only one `*name` may take the rest of an unpacking",
+                                x.span,
+                            )
+                            .with_label("a second starred target")
+                            .with_help(
+                                "keep one `*name`; which items each of two would take is ambiguous",
+                            ),
+                        );
+                    }
+                    let list = Ty::List(Box::new(elem.clone()));
+                    ts.push(Target::Star(Box::new(
+                        self.store_target(inner, Some(list)).0,
+                    )));
+                }
+                _ => ts.push(self.store_target(x, Some(elem.clone())).0),
+            }
+        }
+        (Target::Tuple(ts), Ty::Any)
     }
 }

@@ -31,6 +31,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("dict_key", "", "v = {secret: 1}", "hunter2"),
     ("dict_keys_listed", "", "v = list({secret: 1}.keys())", "hunter2"),
     ("tuple", "", "v = (secret, 2)", "hunter2"),
+    ("starred_unpack", "", "first, *rest = [1, secret]\nv = rest", "hunter2"),
     ("set", "", "v = {secret}", "hunter2"),
     ("record_field", "type Box:\n    inner: str\n", "v = Box(inner=secret)", "hunter2"),
     ("record_field_read", "type Box:\n    inner: str\n", "v = Box(inner=secret).inner", "hunter2"),

@@ -65,6 +65,9 @@ pub mod id {
     pub const TYPE: u16 = 37;
     pub const REMAINING: u16 = 38;
     pub const REDACT: u16 = 39;
+    pub const HEX: u16 = 40;
+    pub const OCT: u16 = 41;
+    pub const BIN: u16 = 42;
 }
 
 /// Calls built-in `id` with evaluated arguments.
@@ -120,6 +123,7 @@ pub(crate) fn call_plain(
         id::ROUND => num::round(ctx, args, kwargs),
         id::DIVMOD => num::divmod(&args, &kwargs),
         id::POW => num::pow(&args, &kwargs),
+        id::HEX | id::OCT | id::BIN => num::radix(name, &args, &kwargs),
         id::HASH => {
             args::no_kwargs("hash", &kwargs)?;
             args::exactly_one("hash", &args)?;

@@ -324,6 +324,11 @@ impl Interp<'_> {
                 let obj = self.eval(o)?;
                 self.set_attr(&obj, *name, v)?;
             }
+            Target::Tuple(ts) if ts.iter().any(|t| matches!(t, Target::Star(_))) => {
+                let items = crate::iter::collect(&v)?;
+                self.assign_starred(ts, items)?;
+            }
+            Target::Star(t) => self.assign(t, v)?,
             Target::Tuple(ts) => {
                 // A tuple of the right length (`enumerate`, `.items()`, a swap) is unpacked
                 // from where it lies, without first copying its items into a vector.
@@ -353,6 +358,35 @@ impl Interp<'_> {
                 }
             }
             Target::Discard => {}
+        }
+        Ok(())
+    }
+
+    /// `a, *rest, z = items`: the targets around the star take one item each, the star a list
+    /// of what is left between them.
+    fn assign_starred(&mut self, ts: &[Target], mut items: Vec<Value>) -> RtResult<()> {
+        let star = ts
+            .iter()
+            .position(|t| matches!(t, Target::Star(_)))
+            .unwrap_or(ts.len());
+        let fixed = ts.len() - 1;
+        if items.len() < fixed {
+            return Err(RtError::new(
+                codes::VALUE,
+                format!(
+                    "not enough values to unpack (expected at least {fixed}, got {})",
+                    items.len()
+                ),
+            ));
+        }
+        let after = items.split_off(items.len() - (ts.len() - star - 1));
+        let rest = items.split_off(star);
+        for (t, x) in ts[..star].iter().zip(items) {
+            self.assign(t, x)?;
+        }
+        self.assign(&ts[star], Value::list(rest))?;
+        for (t, x) in ts[star + 1..].iter().zip(after) {
+            self.assign(t, x)?;
         }
         Ok(())
     }
@@ -512,7 +546,7 @@ impl Interp<'_> {
                 let obj = self.eval(o)?;
                 self.get_attr(&obj, *name)?
             }
-            Target::Tuple(_) | Target::Discard => Value::None,
+            Target::Tuple(_) | Target::Star(_) | Target::Discard => Value::None,
         })
     }
 }

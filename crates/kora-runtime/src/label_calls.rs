@@ -39,6 +39,9 @@ fn builtin_mode(b: BuiltinId) -> Mode {
         | id::CHR
         | id::DIVMOD
         | id::POW
+        | id::HEX
+        | id::OCT
+        | id::BIN
         | id::HASH
         | id::RANGE
         | id::REMAINING

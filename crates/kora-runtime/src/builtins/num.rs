@@ -1,4 +1,5 @@
-//! Numeric built-ins: `abs`, `round` (half-even on the exact binary value), `divmod`, `pow`, `hash`.
+//! Numeric built-ins: `abs`, `round` (half-even on the exact binary value), `divmod`, `pow`, `hash`, and
+//! `hex`/`oct`/`bin`.
 
 use kora_check::hir::Sym;
 
@@ -202,6 +203,20 @@ pub(super) fn divmod(a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
         type_name(&a[0]),
         type_name(&a[1])
     ))
+}
+
+/// `hex`, `oct` or `bin` (`name`) of an int: Python's prefixed digits, the sign before the prefix.
+pub(super) fn radix(name: &str, a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
+    args::no_kwargs(name, kwargs)?;
+    args::exactly_one(name, a)?;
+    let n = args::index(&a[0])?;
+    let sign = if n < 0 { "-" } else { "" };
+    let m = n.unsigned_abs();
+    Ok(Value::str(match name {
+        "hex" => format!("{sign}0x{m:x}"),
+        "oct" => format!("{sign}0o{m:o}"),
+        _ => format!("{sign}0b{m:b}"),
+    }))
 }
 
 pub(super) fn pow(a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {

@@ -146,11 +146,26 @@ fn ids_match_the_builtin_table() {
         (id::TYPE, "type"),
         (id::REMAINING, "remaining"),
         (id::REDACT, "redact"),
+        (id::HEX, "hex"),
+        (id::OCT, "oct"),
+        (id::BIN, "bin"),
     ];
     for (id, name) in pairs {
         assert_eq!(hir::builtin_name(BuiltinId(id)), name);
     }
-    assert_eq!(hir::BUILTINS.len(), id::REDACT as usize + 1);
+    assert_eq!(hir::BUILTINS.len(), id::BIN as usize + 1);
+}
+
+#[test]
+fn hex_oct_bin_spell_ints_as_python_does() {
+    let mut c = TestCaller::new();
+    assert_eq!(c.run("hex", vec![i(255)]), "'0xff'");
+    assert_eq!(c.run("hex", vec![i(-255)]), "'-0xff'");
+    assert_eq!(c.run("oct", vec![i(8)]), "'0o10'");
+    assert_eq!(c.run("bin", vec![i(0)]), "'0b0'");
+    assert_eq!(c.run("bin", vec![Value::Bool(true)]), "'0b1'");
+    assert_eq!(c.run("hex", vec![i(i64::MIN)]), "'-0x8000000000000000'");
+    assert!(c.run("hex", vec![f(1.5)]).starts_with("E"));
 }
 
 #[test]

@@ -62,7 +62,6 @@ pub fn get_index_owned(p: &Program, v: &Value, idx: Value) -> RtResult<Value> {
             Value::Dict(_) => get_index_plain(p, v, &idx)?,
             _ => get_index(p, v, &inner).map_err(|e| crate::label::withhold(e, Some(tag)))?,
         };
-        drop(inner);
         return Ok(crate::label_ops::relabel(r, tag, idx, Value::None));
     }
     get_index_plain(p, v, &idx)

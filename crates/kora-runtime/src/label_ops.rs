@@ -34,7 +34,6 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     let (y, tb) = label::split(&b);
     let r =
         crate::arith::binary(op, &x, &y).map_err(|e| label::withhold(e, label::join(ta, tb)))?;
-    drop((x, y));
     Ok(match (ta, tb) {
         // One side labelled: the result's label is exactly that side's, so its box fits.
         (Some(t), None) => into_box(r, t, a),
@@ -195,7 +194,6 @@ pub fn update(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
     let (y, tb) = label::split(rhs);
     let tag = label::join(ta, tb);
     let r = crate::arith::binary(op, &x, &y).map_err(|e| label::withhold(e, tag))?;
-    drop((x, y));
     let Some(tag) = tag else {
         *target = r;
         return Ok(());

@@ -524,11 +524,12 @@ fn labelled_keys_sort_by_their_plain_values_and_keep_their_labels() {
     let seen: Vec<(i64, bool)> = items
         .borrow()
         .iter()
-        .map(|x| match label::split(x) {
-            (p, t) => match *p {
+        .map(|x| {
+            let (p, t) = label::split(x);
+            match *p {
                 Value::Int(n) => (n, t.is_some()),
                 _ => (-1, false),
-            },
+            }
         })
         .collect();
     assert_eq!(seen, vec![(3, true), (2, true), (1, false), (1, true)]);

@@ -137,7 +137,9 @@ def ratio(numbers, kind):
 
 
 def cell(x, fmt, width):
-    return f"{'-':>{width}}" if x is None else f"{x:>{width}{fmt}}"
+    # A sign option goes before the width in a format spec ('>+12.2f', not '>12+.2f').
+    sign, rest = ("+", fmt[1:]) if fmt.startswith("+") else ("", fmt)
+    return f"{'-':>{width}}" if x is None else f"{x:>{sign}{width}{rest}}"
 
 
 def change(before, name, kind, now):

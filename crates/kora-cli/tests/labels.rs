@@ -33,6 +33,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("tuple", "", "v = (secret, 2)", "hunter2"),
     ("starred_unpack", "", "first, *rest = [1, secret]\nv = rest", "hunter2"),
     ("slice_assign", "", "v = [1, 2]\nv[0:1] = [secret]", "hunter2"),
+    ("membership", "", "v = str(\"hunter2-secret\" in [secret]) * 3", "TrueTrueTrue"),
     ("set", "", "v = {secret}", "hunter2"),
     ("record_field", "type Box:\n    inner: str\n", "v = Box(inner=secret)", "hunter2"),
     ("record_field_read", "type Box:\n    inner: str\n", "v = Box(inner=secret).inner", "hunter2"),

@@ -102,7 +102,7 @@ impl Interp<'_> {
         }
         let data = self.eval(&call.data)?;
         let prompt_value = self.eval(&call.prompt)?;
-        let prompt = match crate::label::plain(&prompt_value) {
+        let prompt = match &*crate::label::plain(&prompt_value) {
             Value::Str(s) => s.as_str().to_string(),
             other => {
                 return Err(RtError::new(
@@ -115,7 +115,7 @@ impl Interp<'_> {
             }
         };
         let model_name = match &call.model {
-            Some(e) => match crate::label::plain(&self.eval(e)?) {
+            Some(e) => match &*crate::label::plain(&self.eval(e)?) {
                 Value::Str(s) => Some(s.as_str().to_string()),
                 other => {
                     return Err(RtError::new(

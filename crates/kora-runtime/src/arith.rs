@@ -21,7 +21,8 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> RtResult<Value> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y, a, b, false),
-        (Value::Labeled(_), _) | (_, Value::Labeled(_)) => labeled_binary(op, a, b),
+        (Value::Labeled(_) | Value::LabeledSmall(_), _)
+        | (_, Value::Labeled(_) | Value::LabeledSmall(_)) => labeled_binary(op, a, b),
         _ => binary_slow(op, a, b, false),
     }
 }
@@ -35,6 +36,17 @@ pub fn binary_owned(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     match (&a, &b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y, &a, &b, false),
+        (Value::LabeledSmall(_), _) | (_, Value::LabeledSmall(_)) => {
+            // An inline secret int: the result inline too, without the labelled path's call.
+            match crate::label_ops::small_ints(op, &a, &b) {
+                Some(v) => {
+                    crate::value::discard(a);
+                    crate::value::discard(b);
+                    Ok(v)
+                }
+                None => crate::label_ops::binary(op, a, b),
+            }
+        }
         (Value::Labeled(_), _) | (_, Value::Labeled(_)) => crate::label_ops::binary(op, a, b),
         _ => binary_slow(op, &a, &b, false),
     }
@@ -46,7 +58,7 @@ fn labeled_binary(op: BinOp, a: &Value, b: &Value) -> RtResult<Value> {
     let (x, ta) = crate::label::split(a);
     let (y, tb) = crate::label::split(b);
     let tag = crate::label::join(ta, tb);
-    let r = binary(op, x, y).map_err(|e| crate::label::withhold(e, tag))?;
+    let r = binary(op, &x, &y).map_err(|e| crate::label::withhold(e, tag))?;
     Ok(crate::label::wrap_opt(r, tag))
 }
 
@@ -479,8 +491,8 @@ fn set_op(op: BinOp, x: &Set, y: &Set) -> Set {
 
 /// `-v`, `+v`, `~v`, `not v`.
 pub fn unary(op: UnaryOp, v: &Value) -> RtResult<Value> {
-    if let Value::Labeled(l) = v {
-        return Ok(crate::label::wrap(unary(op, &l.value)?, l.tag()));
+    if let (inner, Some(tag)) = crate::label::split(v) {
+        return Ok(crate::label::wrap(unary(op, &inner)?, tag));
     }
     let sym = match op {
         UnaryOp::Not => return Ok(Value::Bool(!v.truthy())),

@@ -55,11 +55,11 @@ impl Interp<'_> {
             Mode::Flatten => !crate::label_calls::any_deep(&args, &kw),
             _ => crate::label_calls::argument_labels(&args, &kw).is_none(),
         };
-        if plain_args && !matches!(recv, Value::Labeled(_)) {
+        if plain_args && !crate::label::is_labeled(recv) {
             return self.call_method_plain(recv, name, args, kw);
         }
         let (plain, own) = crate::label::split(recv);
-        let plain = plain.clone();
+        let plain = plain.into_owned();
         let r = match mode {
             Mode::Through => {
                 let from_args = crate::label_calls::argument_labels(&args, &kw);

@@ -70,8 +70,9 @@ fn eq(a: &Value, b: &Value, depth: u32) -> bool {
         (Native(x), Native(y)) => Rc::ptr_eq(x, y) || x.compare(y) == Some(Ordering::Equal),
         (Cell(c), _) => eq(&c.borrow(), b, depth),
         (_, Cell(c)) => eq(a, &c.borrow(), depth),
-        (Labeled(l), _) => eq(&l.value, b, depth),
-        (_, Labeled(l)) => eq(a, &l.value, depth),
+        // Either form of label: the plain values compare.
+        (Labeled(_) | LabeledSmall(_), _) => eq(&crate::label::plain(a), b, depth),
+        (_, Labeled(_) | LabeledSmall(_)) => eq(a, &crate::label::plain(b), depth),
         _ => false,
     }
 }
@@ -215,8 +216,8 @@ fn partial(a: &Value, b: &Value, op: &str, depth: u32) -> RtResult<Option<Orderi
         (Set(x), Set(y)) => set_cmp(&x.borrow(), &y.borrow()),
         (Native(x), Native(y)) if x.compare(y).is_some() => x.compare(y),
         (Cell(c), _) => return partial(&c.borrow(), b, op, depth),
-        (Labeled(l), _) => return partial(&l.value, b, op, depth),
-        (_, Labeled(l)) => return partial(a, &l.value, op, depth),
+        (Labeled(_) | LabeledSmall(_), _) => return partial(&crate::label::plain(a), b, op, depth),
+        (_, Labeled(_) | LabeledSmall(_)) => return partial(a, &crate::label::plain(b), op, depth),
         (_, Cell(c)) => return partial(a, &c.borrow(), op, depth),
         _ => {
             return type_error(format!(
@@ -288,6 +289,7 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
         Value::Str(s) => match item {
             Value::Str(sub) => Ok(s.as_str().contains(sub.as_str())),
             Value::Labeled(l) => contains(container, &l.value),
+            Value::LabeledSmall(x) => contains(container, &x.plain()),
             _ => type_error(format!(
                 "'in <string>' requires string as left operand, not {}",
                 type_name(item)
@@ -295,6 +297,7 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
         },
         Value::Range(r) => Ok(match item {
             Value::Labeled(l) => return contains(container, &l.value),
+            Value::LabeledSmall(x) => return contains(container, &x.plain()),
             Value::Int(i) => range_contains(r, *i),
             Value::Bool(b) => range_contains(r, *b as i64),
             Value::Float(f) => {
@@ -306,7 +309,7 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
         }),
         Value::Cell(c) => contains(&c.borrow(), item),
         Value::Labeled(l) => contains(&l.value, item),
-        _ if matches!(item, Value::Labeled(_)) => contains(container, crate::label::plain(item)),
+        _ if crate::label::is_labeled(item) => contains(container, &crate::label::plain(item)),
         _ => type_error(format!(
             "argument of type '{}' is not iterable",
             type_name(container)

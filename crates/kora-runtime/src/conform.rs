@@ -54,6 +54,10 @@ fn conforms_slow(v: &Value, ty: &Ty) -> bool {
     // A label is not part of a type: `classified("x")` is a `str`.
     match v {
         Value::Labeled(l) => conforms_labeled(&l.value, ty),
+        Value::LabeledSmall(s) => match (ty, s.int()) {
+            (Ty::Int | Ty::Float, Some(_)) => true,
+            _ => conforms_labeled(&s.plain(), ty),
+        },
         _ => conforms_general(v, ty),
     }
 }

@@ -45,6 +45,14 @@ impl Interp<'_> {
         }
         let v = self.eval(value)?;
         let release = label::release(&v, sink);
+        // An inline secret has no box to mark: the release boxed it in a rebuilt value,
+        // which the named variable now holds, so the body's reads of it are released.
+        if let (Some(rebuilt), Some(target)) = (release.rebuilt(), name_target(value)) {
+            if let Err(e) = self.assign(&target, rebuilt.clone()) {
+                release.end();
+                return Err(e);
+            }
+        }
         // The span names the sink and the place, never the value.
         let traced = self.is_tracing();
         if traced {
@@ -121,8 +129,8 @@ impl Interp<'_> {
         let allows = |sink: &str| cfg.sink_covers(sink, called, entry);
         for (what, v) in parts {
             label::each_labeled(v, &mut |l| {
-                if l.bits & label::CLASSIFIED != 0 {
-                    label::note_sent(crate::format::to_string(&self.prog, &l.value));
+                if l.is_classified() {
+                    label::note_sent(crate::format::to_string(&self.prog, &l.plain()));
                 }
             });
             if let Some(tag) = label::unreleased(v, &allows) {

@@ -17,8 +17,8 @@ pub fn del_index(p: &Program, v: &Value, idx: &Value) -> RtResult<()> {
     match v {
         Value::List(l) => {
             let (idx, tag) = crate::label::split(idx);
-            let Some(i) = int_of(idx) else {
-                return indices_error("list", idx).map_err(|e| crate::label::withhold(e, tag));
+            let Some(i) = int_of(&idx) else {
+                return indices_error("list", &idx).map_err(|e| crate::label::withhold(e, tag));
             };
             let mut l = l.borrow_mut();
             match normalize(i, l.len()) {
@@ -93,7 +93,7 @@ impl crate::interp::Interp<'_> {
                             match x {
                                 Some(x) => {
                                     let v = self.eval(x)?;
-                                    crate::index::slice_index(crate::label::split(&v).0)
+                                    crate::index::slice_index(&crate::label::split(&v).0)
                                 }
                                 None => Ok(None),
                             }

@@ -85,10 +85,16 @@ impl Interp<'_> {
             }
             E::Compare(first, rest) => {
                 let mut left = self.eval(first)?;
-                let mut seen = crate::label::split(&left).1;
+                let mut seen = crate::label::tag_of(&left);
                 for (i, (op, re)) in rest.iter().enumerate() {
                     let right = self.eval(re)?;
-                    seen = crate::label::join(seen, crate::label::split(&right).1);
+                    // `x in xs` compares `x` with what `xs` holds: a secret inside decides it.
+                    let tag = if matches!(op, CmpOp::In | CmpOp::NotIn) && crate::label::any() {
+                        crate::label::deep(&right)
+                    } else {
+                        crate::label::tag_of(&right)
+                    };
+                    seen = crate::label::join(seen, tag);
                     if !at(self.compare(*op, &left, &right), e)? {
                         return Ok(crate::label::wrap_opt(Value::Bool(false), seen));
                     }
@@ -221,6 +227,10 @@ impl Interp<'_> {
             E::Unary(op, x) => {
                 let v = self.eval(x)?;
                 match (op, &v) {
+                    // `not secret` is as secret as `secret`: the labelled path keeps the label.
+                    (UnaryOp::Not, Value::Labeled(_) | Value::LabeledSmall(_)) => {
+                        at(crate::arith::unary(*op, &v), e)
+                    }
                     (UnaryOp::Not, _) => Ok(Value::Bool(!v.truthy())),
                     (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
                         Some(n) => Ok(Value::Int(n)),
@@ -316,6 +326,11 @@ impl Interp<'_> {
                         )),
                     }
                 }
+                Value::LabeledSmall(s) => {
+                    *tags = crate::label::join(*tags, Some(s.tag()));
+                    // An int, or a bool counted as 0 or 1.
+                    Ok(Some(s.int().unwrap_or_else(|| s.plain().truthy() as i64)))
+                }
                 Value::Int(i) => Ok(Some(i)),
                 Value::Bool(b) => Ok(Some(b as i64)),
                 Value::None => Ok(None),
@@ -353,7 +368,7 @@ impl Interp<'_> {
             let found = d.borrow().contains_key(&Key(a.clone()));
             return Ok(found == (op == CmpOp::In));
         }
-        if matches!(a, Value::Labeled(_)) || matches!(b, Value::Labeled(_)) {
+        if crate::label::is_labeled(a) || crate::label::is_labeled(b) {
             return crate::label_ops::truth(op, a, b);
         }
         crate::compare::compare_op(op, a, b)

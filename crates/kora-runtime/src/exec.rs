@@ -227,7 +227,7 @@ impl Interp<'_> {
             } => return self.exec_context(max_input, reserve_output.as_ref(), body),
             S::Budget(b) => return self.exec_budget(b, s.span),
             S::ModelBlock { name, body } => {
-                let name = match crate::label::plain(&self.eval(name)?) {
+                let name = match &*crate::label::plain(&self.eval(name)?) {
                     Value::Str(s) => s.as_str().to_string(),
                     other => {
                         return Err(RtError::new(
@@ -364,7 +364,7 @@ impl Interp<'_> {
                     if let Some(b) = b {
                         let v = self.eval(b)?;
                         let (plain, t) = crate::label::split(&v);
-                        *x = crate::index::slice_index(plain)?;
+                        *x = crate::index::slice_index(&plain)?;
                         tag = crate::label::join(tag, t);
                     }
                 }

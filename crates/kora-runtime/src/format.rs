@@ -48,6 +48,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Cell(c) => type_name(&c.borrow()),
         Value::Native(n) => n.type_name(),
         Value::Labeled(l) => type_name(&l.value),
+        Value::LabeledSmall(s) => type_name(&s.plain()),
     }
 }
 
@@ -84,6 +85,10 @@ pub fn to_str(p: &Program, v: &Value, out: &mut String) {
             out.push_str(crate::label::placeholder())
         }
         Value::Labeled(l) => to_str(p, &l.value, out),
+        Value::LabeledSmall(s) if s.tag().is_classified() => {
+            out.push_str(crate::label::placeholder())
+        }
+        Value::LabeledSmall(s) => to_str(p, &s.plain(), out),
         _ => repr(p, v, out),
     }
 }
@@ -198,6 +203,10 @@ fn repr_in(p: &Program, v: &Value, out: &mut String, seen: &mut Vec<*const ()>) 
             out.push_str(crate::label::placeholder())
         }
         Value::Labeled(l) => repr_in(p, &l.value, out, seen),
+        Value::LabeledSmall(s) if s.tag().is_classified() => {
+            out.push_str(crate::label::placeholder())
+        }
+        Value::LabeledSmall(s) => repr_in(p, &s.plain(), out, seen),
         Value::None => out.push_str("None"),
         Value::Bool(true) => out.push_str("True"),
         Value::Bool(false) => out.push_str("False"),

@@ -40,14 +40,14 @@ pub(crate) fn indices_error<T>(what: &str, idx: &Value) -> RtResult<T> {
 
 /// `v[idx]`.
 pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
-    if let Value::Labeled(l) = idx {
+    if let (inner, Some(tag)) = crate::label::split(idx) {
         // Which element a secret index picks is as secret as the index. A dict looks the
         // labelled key up itself, so a missing key is reported as the placeholder.
         let r = match v {
             Value::Dict(_) => get_index_plain(p, v, idx)?,
-            _ => get_index(p, v, &l.value).map_err(|e| crate::label::withhold(e, Some(l.tag())))?,
+            _ => get_index(p, v, &inner).map_err(|e| crate::label::withhold(e, Some(tag)))?,
         };
-        return Ok(crate::label::wrap(r, l.tag()));
+        return Ok(crate::label::wrap(r, tag));
     }
     get_index_plain(p, v, idx)
 }
@@ -56,12 +56,11 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
 /// nothing else holds lends its box to the element it picks (`label_ops::relabel`).
 #[inline(never)]
 pub fn get_index_owned(p: &Program, v: &Value, idx: Value) -> RtResult<Value> {
-    if let Value::Labeled(l) = &idx {
+    if let (inner, Some(tag)) = crate::label::split(&idx) {
         // The same rule as `get_index`, the element labelled with the index's label.
-        let tag = l.tag();
         let r = match v {
             Value::Dict(_) => get_index_plain(p, v, &idx)?,
-            _ => get_index(p, v, &l.value).map_err(|e| crate::label::withhold(e, Some(tag)))?,
+            _ => get_index(p, v, &inner).map_err(|e| crate::label::withhold(e, Some(tag)))?,
         };
         return Ok(crate::label_ops::relabel(r, tag, idx, Value::None));
     }
@@ -139,9 +138,9 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
     match v {
         // A dict keeps a labelled key as it is (its label rides on the key); a list position
         // chosen by a secret labels the value stored there.
-        Value::List(_) if matches!(idx, Value::Labeled(_)) => {
+        Value::List(_) if crate::label::is_labeled(idx) => {
             let (i, tag) = crate::label::split(idx);
-            set_index(v, i, crate::label::wrap_opt(val, tag))
+            set_index(v, &i, crate::label::wrap_opt(val, tag))
         }
         Value::List(l) => {
             let Some(i) = int_of(idx) else {

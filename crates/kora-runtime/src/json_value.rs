@@ -20,6 +20,7 @@ use crate::value::{Dict, Key, OutcomeTag, Record, Value};
 pub fn to_json(p: &Program, v: &Value) -> Result<Json, String> {
     Ok(match v {
         Value::Labeled(l) => return to_json(p, &l.value),
+        Value::LabeledSmall(s) => return to_json(p, &s.plain()),
         Value::None => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(i) => Json::from(*i),
@@ -44,7 +45,7 @@ pub fn to_json(p: &Program, v: &Value) -> Result<Json, String> {
         Value::Dict(d) => {
             let mut m = serde_json::Map::new();
             for (k, x) in d.borrow().iter() {
-                let key = match crate::label::plain(&k.0) {
+                let key = match &*crate::label::plain(&k.0) {
                     Value::Str(s) => s.as_str().to_string(),
                     other => {
                         let mut s = String::new();

@@ -1,10 +1,12 @@
 //! Security labels: `classified` (confidentiality) and `unverified` (integrity) carried on values.
 //!
-//! A labelled value is `Value::Labeled(Rc<Labeled>)` around a plain value, so the 16-byte
-//! `Value` and every fast path that matches `Int`/`Float`/`List` stay as they were: a
-//! labelled operand never matches a fast path and falls to the generic one, which splits the
-//! label off, computes on the plain value and puts the join of its operands' labels back on
-//! the result. No operation drops a label (architecture invariant 6); the tests in
+//! A labelled value is `Value::Labeled(Rc<Labeled>)` around a plain value, or, for a small
+//! int or bool, `Value::LabeledSmall`: the value and an interned tag id in one word, no box
+//! (`label_small.rs`). Either way the 16-byte `Value` and every fast path that matches
+//! `Int`/`Float`/`List` stay as they were: a labelled operand never matches a fast path and
+//! falls to the generic one, which splits the label off (`split`, `tag_of`, `deep` answer
+//! for both forms), computes on the plain value and puts the join of its operands' labels
+//! back on the result. No operation drops a label (architecture invariant 6); the tests in
 //! `crates/kora-cli/tests/labels.rs` try to launder one through each operation.
 //!
 //! Containers keep labels on their elements: `[1, secret]` is a public list holding one
@@ -30,11 +32,14 @@
 
 use std::cell::Cell;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use crate::label_small::Small;
 use crate::label_view::is_mutable_container;
 use crate::value::{Key, Record, Value};
+
+pub use crate::label_release::{release, released_to, unreleased, Release};
 
 pub const CLASSIFIED: u8 = 1;
 pub const UNVERIFIED: u8 = 2;
@@ -186,8 +191,25 @@ pub fn wrap(v: Value, tag: Tag) -> Value {
         // value would (`d.get(secret_key)` on a secret count allocates nothing).
         Value::Labeled(l) if l.tag().join(tag) == l.tag() => return Value::Labeled(l),
         Value::Labeled(l) => (l.value.clone(), l.tag().join(tag)),
+        Value::LabeledSmall(s) if s.tag().join(tag) == s.tag() => return v,
+        Value::LabeledSmall(s) => (s.plain(), s.tag().join(tag)),
         other => (other, tag),
     };
+    boxed_or_small(inner, tag)
+}
+
+/// `inner` (plain) labelled `tag`: inline when it is a small int or bool and the tag can be
+/// interned, in a box otherwise.
+#[inline]
+pub(crate) fn boxed_or_small(inner: Value, tag: Tag) -> Value {
+    if let Some(s) = Small::new(&inner, tag) {
+        return Value::LabeledSmall(s);
+    }
+    boxed(inner, tag)
+}
+
+/// `inner` (plain) in a new `Labeled` box with `tag`, never inline: what a release marks.
+pub(crate) fn boxed(inner: Value, tag: Tag) -> Value {
     Value::Labeled(Rc::new(Labeled {
         bits: tag.bits,
         secret_from: tag.secret_from,
@@ -206,22 +228,76 @@ pub fn wrap_opt(v: Value, tag: Option<Tag>) -> Value {
     }
 }
 
+/// A plain value seen through a label: borrowed from a box, or an inline scalar's own copy.
+/// An inline int or bool has no plain value in memory to borrow; its copy owns nothing, so
+/// `Plain` has no drop to call (the sort comparators make millions of these).
+pub enum Plain<'a> {
+    Borrowed(&'a Value),
+    Scalar(std::mem::ManuallyDrop<Value>),
+}
+
+impl Plain<'_> {
+    #[inline(always)]
+    fn scalar(s: Small) -> Plain<'static> {
+        Plain::Scalar(std::mem::ManuallyDrop::new(s.plain()))
+    }
+
+    /// The plain value as an owned `Value`.
+    #[inline]
+    pub fn into_owned(self) -> Value {
+        match self {
+            Plain::Borrowed(v) => v.clone(),
+            Plain::Scalar(v) => std::mem::ManuallyDrop::into_inner(v),
+        }
+    }
+}
+
+impl std::ops::Deref for Plain<'_> {
+    type Target = Value;
+
+    #[inline(always)]
+    fn deref(&self) -> &Value {
+        match self {
+            Plain::Borrowed(v) => v,
+            Plain::Scalar(v) => v,
+        }
+    }
+}
+
 /// The plain value and its own (shallow) label.
 #[inline]
-pub fn split(v: &Value) -> (&Value, Option<Tag>) {
+pub fn split(v: &Value) -> (Plain<'_>, Option<Tag>) {
     match v {
-        Value::Labeled(l) => (&l.value, Some(l.tag())),
-        other => (other, None),
+        Value::Labeled(l) => (Plain::Borrowed(&l.value), Some(l.tag())),
+        Value::LabeledSmall(s) => (Plain::scalar(*s), Some(s.tag())),
+        other => (Plain::Borrowed(other), None),
     }
 }
 
 /// The plain value, its label dropped: only for computing a result that gets the label back.
 #[inline]
-pub fn plain(v: &Value) -> &Value {
+pub fn plain(v: &Value) -> Plain<'_> {
     match v {
-        Value::Labeled(l) => &l.value,
-        other => other,
+        Value::Labeled(l) => Plain::Borrowed(&l.value),
+        Value::LabeledSmall(s) => Plain::scalar(*s),
+        other => Plain::Borrowed(other),
     }
+}
+
+/// The value's own (shallow) label, in either form: what every "is this labelled?" asks.
+#[inline]
+pub fn tag_of(v: &Value) -> Option<Tag> {
+    match v {
+        Value::Labeled(l) => Some(l.tag()),
+        Value::LabeledSmall(s) => Some(s.tag()),
+        _ => None,
+    }
+}
+
+/// Whether `v` carries a label of its own (boxed or inline), without building the tag.
+#[inline(always)]
+pub fn is_labeled(v: &Value) -> bool {
+    matches!(v, Value::Labeled(_) | Value::LabeledSmall(_))
 }
 
 /// Every label anywhere inside `v` (its own, its elements', its fields'), joined.
@@ -232,6 +308,7 @@ pub fn deep(v: &Value) -> Option<Tag> {
     match v {
         Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => None,
         Value::Labeled(l) if is_scalar(&l.value) => Some(l.tag()),
+        Value::LabeledSmall(s) => Some(s.tag()),
         _ => deep_walk(v),
     }
 }
@@ -251,18 +328,47 @@ fn deep_walk(v: &Value) -> Option<Tag> {
     acc
 }
 
-/// Calls `f` on every labelled leaf of `v` (the `Labeled` boxes themselves).
-pub fn each_labeled(v: &Value, f: &mut dyn FnMut(&Labeled)) {
+/// A labelled part of a value, as `each_labeled` meets it: a box, or an inline scalar.
+#[derive(Clone, Copy)]
+pub enum Leaf<'a> {
+    Boxed(&'a Labeled),
+    Small(Small),
+}
+
+impl Leaf<'_> {
+    pub fn tag(self) -> Tag {
+        match self {
+            Leaf::Boxed(l) => l.tag(),
+            Leaf::Small(s) => s.tag(),
+        }
+    }
+
+    pub fn is_classified(self) -> bool {
+        self.tag().is_classified()
+    }
+
+    /// The plain value under the label.
+    pub fn plain(&self) -> Plain<'_> {
+        match self {
+            Leaf::Boxed(l) => Plain::Borrowed(&l.value),
+            Leaf::Small(s) => Plain::scalar(*s),
+        }
+    }
+}
+
+/// Calls `f` on every labelled part of `v`, boxed or inline.
+pub fn each_labeled(v: &Value, f: &mut dyn FnMut(Leaf<'_>)) {
     // A list that contains itself is legal; its labels are all met before this depth.
-    fn go(v: &Value, depth: usize, f: &mut dyn FnMut(&Labeled)) {
+    fn go(v: &Value, depth: usize, f: &mut dyn FnMut(Leaf<'_>)) {
         if depth > 64 {
             return;
         }
         match v {
             Value::Labeled(l) => {
-                f(l);
+                f(Leaf::Boxed(l));
                 go(&l.value, depth + 1, f);
             }
+            Value::LabeledSmall(s) => f(Leaf::Small(*s)),
             Value::List(xs) => xs.borrow().iter().for_each(|x| go(x, depth + 1, f)),
             Value::Tuple(xs) => xs.iter().for_each(|x| go(x, depth + 1, f)),
             Value::Dict(d) => {
@@ -326,15 +432,15 @@ pub fn map_leaves(v: &Value, f: &mut dyn FnMut(&Value) -> Value) -> Value {
 /// Only for computing a result that is then labelled with `deep(v)`, or for a sink that
 /// has already checked the labels (a model the value was released to).
 pub fn reveal(v: &Value) -> Value {
-    if let Value::Labeled(l) = v {
-        if is_scalar(&l.value) {
-            return l.value.clone();
-        }
+    match v {
+        Value::Labeled(l) if is_scalar(&l.value) => return l.value.clone(),
+        Value::LabeledSmall(s) => return s.plain(),
+        _ => {}
     }
     if deep(v).is_none() {
         return v.clone();
     }
-    map_leaves(v, &mut |x| plain(x).clone())
+    map_leaves(v, &mut |x| plain(x).into_owned())
 }
 
 /// `v` with every string inside it labelled `tag`, and nothing else: what a parse of
@@ -359,17 +465,14 @@ pub fn withhold(mut e: Box<crate::error::RtError>, tag: Option<Tag>) -> Box<crat
     e
 }
 
-/// Process-wide tables: origins are interned descriptions, releases the active blocks.
+/// Process-wide tables: origins are interned descriptions.
 struct Tables {
     /// Few: one per `classified(...)` site and per input source that labels.
     origins: Vec<String>,
-    /// Active releases: (id, sink name).
-    active: Vec<(u32, String)>,
 }
 
 static TABLES: Mutex<Tables> = Mutex::new(Tables {
     origins: Vec::new(),
-    active: Vec::new(),
 });
 
 fn tables() -> std::sync::MutexGuard<'static, Tables> {
@@ -426,84 +529,11 @@ pub fn scrub(text: &str) -> String {
     out
 }
 
-static NEXT_RELEASE: AtomicU32 = AtomicU32::new(1);
-
-/// Opens a release of the classified leaves of `v` for `sink`; undone by `Release::end`.
-pub fn release(v: &Value, sink: &str) -> Release {
-    let id = NEXT_RELEASE.fetch_add(1, Ordering::Relaxed);
-    tables().active.push((id, sink.to_string()));
-    let mut previous = Vec::new();
-    each_labeled(v, &mut |l| {
-        if l.bits & CLASSIFIED != 0 {
-            previous.push((l as *const Labeled, l.release.get()));
-            l.release.set(id);
-        }
-    });
-    Release {
-        id,
-        held: v.clone(),
-        previous,
-    }
-}
-
-/// An open `declassify` block.
-pub struct Release {
-    id: u32,
-    /// Keeps the released boxes alive, so the pointers in `previous` stay valid.
-    held: Value,
-    previous: Vec<(*const Labeled, u32)>,
-}
-
-impl Release {
-    pub fn id(&self) -> u32 {
-        self.id
-    }
-
-    /// Closes the block: the id stops being honoured and the leaves get their old releases.
-    pub fn end(self) {
-        tables().active.retain(|(id, _)| *id != self.id);
-        each_labeled(&self.held, &mut |l| {
-            let p = l as *const Labeled;
-            if let Some((_, old)) = self.previous.iter().find(|(q, _)| *q == p) {
-                if l.release.get() == self.id {
-                    l.release.set(*old);
-                }
-            }
-        });
-    }
-}
-
-/// The sink an active release names, or `None` when the release id is not (or no longer) open.
-pub fn released_to(release: u32) -> Option<String> {
-    if release == 0 {
-        return None;
-    }
-    tables()
-        .active
-        .iter()
-        .find(|(id, _)| *id == release)
-        .map(|(_, s)| s.clone())
-}
-
-/// The first classified part of `v` that no open release lets reach a sink `allows` accepts.
-pub fn unreleased(v: &Value, allows: &dyn Fn(&str) -> bool) -> Option<Tag> {
-    let mut bad = None;
-    each_labeled(v, &mut |l| {
-        if bad.is_none() && l.bits & CLASSIFIED != 0 {
-            let ok = released_to(l.release.get()).is_some_and(|s| allows(&s));
-            if !ok {
-                bad = Some(l.tag());
-            }
-        }
-    });
-    bad
-}
-
 /// The first unverified part of `v`, if any.
 pub fn untrusted(v: &Value) -> Option<Tag> {
     let mut bad = None;
     each_labeled(v, &mut |l| {
-        if bad.is_none() && l.bits & UNVERIFIED != 0 {
+        if bad.is_none() && l.tag().is_unverified() {
             bad = Some(l.tag());
         }
     });
@@ -538,7 +568,7 @@ mod tests {
         let v = wrap(Value::Int(3), Tag::classified(1));
         let v = wrap(v, Tag::unverified(2));
         let (inner, tag) = split(&v);
-        assert!(matches!(inner, Value::Int(3)));
+        assert!(matches!(*inner, Value::Int(3)));
         let tag = tag.expect("labelled");
         assert!(tag.is_classified() && tag.is_unverified());
     }
@@ -555,7 +585,8 @@ mod tests {
     fn a_labelled_list_is_a_view_of_the_same_list() {
         let xs = Value::list(vec![Value::Int(1)]);
         let view = wrap(xs.clone(), Tag::classified(origin("test")));
-        let (Value::List(a), (Value::List(b), Some(tag))) = (&xs, split(&view)) else {
+        let (inner, tag) = split(&view);
+        let (Value::List(a), Value::List(b), Some(tag)) = (&xs, &*inner, tag) else {
             panic!("a labelled box around the list")
         };
         assert!(Rc::ptr_eq(a, b) && tag.is_classified());
@@ -582,15 +613,5 @@ mod tests {
         };
         assert!(split(&parts[0]).1.is_some());
         assert_eq!(viewed(&parts[1]), viewed(&wrap(inner, Tag::classified(1))));
-    }
-
-    #[test]
-    fn a_release_is_honoured_only_while_open() {
-        let secret = wrap(Value::str("s"), Tag::classified(origin("test")));
-        let r = release(&secret, "local");
-        assert!(unreleased(&secret, &|s| s == "local").is_none());
-        assert!(unreleased(&secret, &|s| s == "other").is_some());
-        r.end();
-        assert!(unreleased(&secret, &|s| s == "local").is_some());
     }
 }

@@ -75,7 +75,7 @@ pub(crate) fn apply(
 ) -> RtResult<Value> {
     let labelled = |v: &Value| match mode {
         Mode::Flatten => label::deep(v).is_some(),
-        _ => matches!(v, Value::Labeled(_)),
+        _ => label::is_labeled(v),
     };
     if !args.iter().any(labelled) && !kwargs.iter().any(|(_, v)| labelled(v)) {
         return f(args, kwargs);
@@ -91,19 +91,9 @@ pub(crate) fn apply(
                 Value::Labeled(l) if crate::label_view::is_mutable_container(&l.value) => {
                     l.value.clone()
                 }
-                Value::Labeled(l) => {
-                    tag = label::join(tag, Some(l.tag()));
-                    l.value.clone()
-                }
-                other => other,
+                other => strip(other, &mut tag),
             },
-            Mode::Strip | Mode::Narrow => match v {
-                Value::Labeled(l) => {
-                    tag = label::join(tag, Some(l.tag()));
-                    l.value.clone()
-                }
-                other => other,
-            },
+            Mode::Strip | Mode::Narrow => strip(v, &mut tag),
             Mode::Through => v,
         }
     };
@@ -117,11 +107,22 @@ pub(crate) fn apply(
     Ok(label::wrap_opt(r, tag))
 }
 
+/// `v` without its own label, which is joined into `tag`.
+fn strip(v: Value, tag: &mut Option<Tag>) -> Value {
+    match label::split(&v) {
+        (inner, Some(t)) => {
+            *tag = label::join(*tag, Some(t));
+            inner.into_owned()
+        }
+        (_, None) => v,
+    }
+}
+
 /// The mode of a method call on `recv`: strings flatten (`join`, `format` read elements),
 /// labelled scalars strip, containers pass arguments through (they store them) and label
 /// the result with the arguments' own labels (`d.get(secret)` is as secret as the key).
 pub(crate) fn method_mode(recv: &Value) -> Mode {
-    match label::plain(recv) {
+    match &*label::plain(recv) {
         Value::Str(_) => Mode::Flatten,
         Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Tuple(_) => Mode::Through,
         _ => Mode::Strip,
@@ -132,7 +133,7 @@ pub(crate) fn method_mode(recv: &Value) -> Mode {
 pub(crate) fn argument_labels(args: &[Value], kwargs: &[(Sym, Value)]) -> Option<Tag> {
     let mut tag = None;
     for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
-        tag = label::join(tag, label::split(v).1);
+        tag = label::join(tag, label::tag_of(v));
     }
     tag
 }

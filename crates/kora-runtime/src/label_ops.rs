@@ -15,18 +15,25 @@ use kora_syntax::ast::{BinOp, CmpOp};
 
 use crate::error::RtResult;
 use crate::label::{self, is_scalar, Labeled, Tag};
+use crate::label_small::{join_ids, Small};
 use crate::value::Value;
 
 /// `a op b` where at least one operand is labelled: the plain values' result, labelled with
 /// the join of both labels (an error's message is withheld when it could quote a secret).
 #[cold]
 pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
-    if let Some(n) = quick_ints(op, label::plain(&a), label::plain(&b)) {
+    if let Some(v) = small_ints(op, &a, &b) {
+        crate::value::discard(a);
+        crate::value::discard(b);
+        return Ok(v);
+    }
+    if let Some(n) = quick_ints(op, &label::plain(&a), &label::plain(&b)) {
         return Ok(int_result(n, a, b));
     }
     let (x, ta) = label::split(&a);
     let (y, tb) = label::split(&b);
-    let r = crate::arith::binary(op, x, y).map_err(|e| label::withhold(e, label::join(ta, tb)))?;
+    let r =
+        crate::arith::binary(op, &x, &y).map_err(|e| label::withhold(e, label::join(ta, tb)))?;
     Ok(match (ta, tb) {
         // One side labelled: the result's label is exactly that side's, so its box fits.
         (Some(t), None) => into_box(r, t, a),
@@ -45,19 +52,41 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     })
 }
 
+/// `a op b` where an operand is an inline labelled int and the other one too or a plain int:
+/// the result is inline with the joined label, which for one label is its id unchanged (no
+/// lookup, no allocation). `None` for anything else, and when the result does not fit inline.
+#[inline(always)]
+pub(crate) fn small_ints(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
+    let (p, q, id) = match (a, b) {
+        (Value::LabeledSmall(x), Value::LabeledSmall(y)) => {
+            (x.int()?, y.int()?, join_ids(x.id(), y.id())?)
+        }
+        (Value::LabeledSmall(x), Value::Int(q)) => (x.int()?, *q, x.id()),
+        (Value::Int(p), Value::LabeledSmall(y)) => (*p, y.int()?, y.id()),
+        _ => return None,
+    };
+    let n = int_op(op, p, q)?;
+    Small::int_with_id(n, id).map(Value::LabeledSmall)
+}
+
 /// `p op q` for the operators a loop counter or a recursion uses, `None` on overflow or
 /// for anything else (the general path reports it).
 #[inline(always)]
+fn int_op(op: BinOp, p: i64, q: i64) -> Option<i64> {
+    match op {
+        BinOp::Add => p.checked_add(q),
+        BinOp::Sub => p.checked_sub(q),
+        BinOp::Mul => p.checked_mul(q),
+        BinOp::Mod if q != 0 => Some(crate::arith::floor_mod(p, q)),
+        BinOp::FloorDiv if q != 0 => crate::arith::floor_div(p, q),
+        _ => None,
+    }
+}
+
+#[inline(always)]
 fn quick_ints(op: BinOp, a: &Value, b: &Value) -> Option<i64> {
     match (a, b) {
-        (Value::Int(p), Value::Int(q)) => match op {
-            BinOp::Add => p.checked_add(*q),
-            BinOp::Sub => p.checked_sub(*q),
-            BinOp::Mul => p.checked_mul(*q),
-            BinOp::Mod if *q != 0 => Some(crate::arith::floor_mod(*p, *q)),
-            BinOp::FloorDiv if *q != 0 => crate::arith::floor_div(*p, *q),
-            _ => None,
-        },
+        (Value::Int(p), Value::Int(q)) => int_op(op, *p, *q),
         _ => None,
     }
 }
@@ -67,6 +96,13 @@ fn quick_ints(op: BinOp, a: &Value, b: &Value) -> Option<i64> {
 /// (`n - 1` on a secret, `f(x) + f(y)` on two temporaries with one label). The result lives
 /// in an operand's box when nothing else holds it, as `into_box` does.
 fn int_result(n: i64, a: Value, b: Value) -> Value {
+    if matches!(a, Value::LabeledSmall(_)) || matches!(b, Value::LabeledSmall(_)) {
+        // An inline operand has no box to lend; the result is inline when it fits.
+        return match label::join(label::tag_of(&a), label::tag_of(&b)) {
+            Some(t) => scalar(Value::Int(n), t),
+            None => Value::Int(n),
+        };
+    }
     match (a, b) {
         (Value::Labeled(x), Value::Labeled(y)) => {
             if !same_label(&x, &y) {
@@ -79,12 +115,12 @@ fn int_result(n: i64, a: Value, b: Value) -> Value {
             };
             match own_box(y, n) {
                 Ok(v) => v,
-                Err(_) => Value::Labeled(Rc::new(like(&x, n))),
+                Err(_) => like(&x, n),
             }
         }
         (Value::Labeled(x), _) | (_, Value::Labeled(x)) => match own_box(x, n) {
             Ok(v) => v,
-            Err(x) => Value::Labeled(Rc::new(like(&x, n))),
+            Err(x) => like(&x, n),
         },
         _ => Value::Int(n),
     }
@@ -99,16 +135,19 @@ fn same_label(x: &Labeled, y: &Labeled) -> bool {
         && x.release.get() == y.release.get()
 }
 
-/// A new box for the int `n` with `x`'s label.
+/// The int `n` with `x`'s label: inline when it fits, in a new box otherwise.
 #[inline]
-fn like(x: &Labeled, n: i64) -> Labeled {
-    Labeled {
+fn like(x: &Labeled, n: i64) -> Value {
+    if let Some(s) = Small::new(&Value::Int(n), x.tag()) {
+        return Value::LabeledSmall(s);
+    }
+    Value::Labeled(Rc::new(Labeled {
         bits: x.bits,
         secret_from: x.secret_from,
         untrusted_from: x.untrusted_from,
         release: Cell::new(x.release.get()),
         value: Value::Int(n),
-    }
+    }))
 }
 
 /// `Ok` with `this` now holding `n` when nothing else holds it, the box back otherwise.
@@ -154,7 +193,7 @@ pub fn update(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
     let (x, ta) = label::split(target);
     let (y, tb) = label::split(rhs);
     let tag = label::join(ta, tb);
-    let r = crate::arith::binary(op, x, y).map_err(|e| label::withhold(e, tag))?;
+    let r = crate::arith::binary(op, &x, &y).map_err(|e| label::withhold(e, tag))?;
     let Some(tag) = tag else {
         *target = r;
         return Ok(());
@@ -199,28 +238,59 @@ fn reuse(r: Value, tag: Tag, donor: Value) -> Result<Value, Value> {
     }
 }
 
-/// A new box for a scalar (never a container, a cell or a labelled value) and a non-empty label.
+/// A scalar (never a container, a cell or a labelled value) with a non-empty label: inline
+/// when it fits, in a new box otherwise.
 fn scalar(r: Value, tag: Tag) -> Value {
     debug_assert!(is_scalar(&r) && tag.bits != 0);
-    Value::Labeled(Rc::new(Labeled {
-        bits: tag.bits,
-        secret_from: tag.secret_from,
-        untrusted_from: tag.untrusted_from,
-        release: Cell::new(tag.release),
-        value: r,
-    }))
+    label::boxed_or_small(r, tag)
 }
 
 /// `a op b` as a value, once labels exist: the comparison of the plain values, labelled with
 /// both operands' labels (`secret == "x"` is as secret as `secret`).
 #[cold]
 pub fn compare(op: CmpOp, a: &Value, b: &Value) -> RtResult<Value> {
-    let (ta, tb) = (label::split(a).1, label::split(b).1);
+    if let Some(v) = small_compare(op, a, b) {
+        return Ok(v);
+    }
+    // `x in xs` compares `x` with what `xs` holds: a secret inside decides it.
+    let tb = match op {
+        CmpOp::In | CmpOp::NotIn => label::deep(b),
+        _ => label::tag_of(b),
+    };
+    let ta = label::tag_of(a);
     let r = truth(op, a, b)?;
     Ok(match label::join(ta, tb) {
         Some(t) => scalar(Value::Bool(r), t),
         None => Value::Bool(r),
     })
+}
+
+/// `a op b` on an inline labelled int and a plain int (either side): an inline bool with the
+/// same label. `None` for anything else.
+#[inline]
+fn small_compare(op: CmpOp, a: &Value, b: &Value) -> Option<Value> {
+    let (p, q, s) = match (a, b) {
+        (Value::LabeledSmall(x), Value::Int(q)) => (x.int()?, *q, *x),
+        (Value::Int(p), Value::LabeledSmall(y)) => (*p, y.int()?, *y),
+        (Value::LabeledSmall(x), Value::LabeledSmall(y)) if x.id() == y.id() => {
+            (x.int()?, y.int()?, *x)
+        }
+        _ => return None,
+    };
+    let r = crate::eval::int_compare(op, p, q)?;
+    Some(Value::LabeledSmall(s.same_label_bool(r)))
+}
+
+/// `a op b` on inline labelled ints or one and a plain int, `None` for anything else.
+#[inline(always)]
+fn small_truth(op: CmpOp, a: &Value, b: &Value) -> Option<bool> {
+    let (p, q) = match (a, b) {
+        (Value::LabeledSmall(x), Value::Int(q)) => (x.int()?, *q),
+        (Value::Int(p), Value::LabeledSmall(y)) => (*p, y.int()?),
+        (Value::LabeledSmall(x), Value::LabeledSmall(y)) => (x.int()?, y.int()?),
+        _ => return None,
+    };
+    crate::eval::int_compare(op, p, q)
 }
 
 /// The truth of `a op b` where either side may be labelled, for a branch (which labels do
@@ -230,13 +300,16 @@ pub fn truth(op: CmpOp, a: &Value, b: &Value) -> RtResult<bool> {
         // `is` compares identity and `in` looks through labels itself: as they always did.
         CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => crate::compare::compare_op(op, a, b),
         _ => {
+            if let Some(r) = small_truth(op, a, b) {
+                return Ok(r);
+            }
             let (x, y) = (label::plain(a), label::plain(b));
-            if let (Value::Int(p), Value::Int(q)) = (x, y) {
+            if let (Value::Int(p), Value::Int(q)) = (&*x, &*y) {
                 if let Some(r) = crate::eval::int_compare(op, *p, *q) {
                     return Ok(r);
                 }
             }
-            crate::compare::compare_op(op, x, y)
+            crate::compare::compare_op(op, &x, &y)
         }
     }
 }
@@ -253,19 +326,22 @@ mod tests {
         label::split(v).1
     }
 
+    /// Past 51 bits an int is boxed (`label_small.rs`).
+    const BIG: i64 = 1 << 55;
+
     #[test]
     fn a_temporary_operand_lends_its_box_and_keeps_the_label() {
-        let a = secret(Value::Int(40));
+        let a = secret(Value::Int(BIG));
         let before = match &a {
             Value::Labeled(l) => Rc::as_ptr(l),
-            _ => unreachable!("wrapped"),
+            _ => unreachable!("a big int is boxed"),
         };
         let want = tag_of(&a);
         let r = binary(BinOp::Add, a, Value::Int(2)).expect("adds");
         match &r {
             Value::Labeled(l) => {
                 assert_eq!(Rc::as_ptr(l), before, "the box was reused");
-                assert!(matches!(l.value, Value::Int(42)));
+                assert!(matches!(l.value, Value::Int(n) if n == BIG + 2));
             }
             _ => panic!("the label was lost"),
         }
@@ -273,14 +349,39 @@ mod tests {
     }
 
     #[test]
+    fn small_secret_ints_stay_inline_and_move_between_the_forms_with_their_label() {
+        let a = secret(Value::Int(40));
+        assert!(matches!(a, Value::LabeledSmall(_)));
+        let want = tag_of(&a);
+        let r = binary(BinOp::Mul, a, Value::Int(3)).expect("multiplies");
+        assert!(matches!(r, Value::LabeledSmall(_)) && tag_of(&r) == want);
+        assert!(matches!(*label::plain(&r), Value::Int(120)));
+        // Out of the inline range and back, the label kept both ways.
+        let big = binary(BinOp::Mul, r, Value::Int(BIG / 64)).expect("multiplies");
+        assert!(matches!(big, Value::Labeled(_)) && tag_of(&big) == want);
+        let back = binary(BinOp::Mod, big, Value::Int(1000)).expect("mod");
+        assert!(tag_of(&back) == want);
+        // Two different labels join, inline too.
+        let u = label::wrap(
+            Value::Int(1),
+            Tag::unverified(label::origin("label_ops other")),
+        );
+        let j = binary(BinOp::Add, back, u).expect("adds");
+        let t = tag_of(&j).expect("labelled");
+        assert!(t.is_classified() && t.is_unverified());
+        let c = compare(CmpOp::Lt, &j, &Value::Int(5)).expect("compares");
+        assert!(matches!(*label::plain(&c), Value::Bool(_)) && tag_of(&c) == Some(t));
+    }
+
+    #[test]
     fn a_shared_operand_is_left_alone() {
         let a = secret(Value::Int(40));
         let r = binary(BinOp::Sub, a.clone(), Value::Int(1)).expect("subtracts");
         assert!(
-            matches!(label::plain(&a), Value::Int(40)),
+            matches!(*label::plain(&a), Value::Int(40)),
             "the operand kept its value"
         );
-        assert!(matches!(label::plain(&r), Value::Int(39)));
+        assert!(matches!(*label::plain(&r), Value::Int(39)));
         assert!(tag_of(&r).is_some_and(Tag::is_classified));
     }
 
@@ -294,28 +395,28 @@ mod tests {
         let r = binary(BinOp::Mul, a, b).expect("multiplies");
         let t = tag_of(&r).expect("labelled");
         assert!(t.is_classified() && t.is_unverified());
-        assert!(matches!(label::plain(&r), Value::Int(2)));
+        assert!(matches!(*label::plain(&r), Value::Int(2)));
     }
 
     #[test]
     fn two_temporaries_with_one_label_share_a_box_and_modulo_keeps_the_label() {
         let (a, b) = (secret(Value::Int(7)), secret(Value::Int(5)));
         let r = binary(BinOp::Add, a, b).expect("adds");
-        assert!(matches!(label::plain(&r), Value::Int(12)));
+        assert!(matches!(*label::plain(&r), Value::Int(12)));
         assert!(tag_of(&r).is_some_and(Tag::is_classified));
         let kept = r.clone();
         let m = binary(BinOp::Mod, r, Value::Int(-5)).expect("mod");
         assert!(
-            matches!(label::plain(&m), Value::Int(-3)),
+            matches!(*label::plain(&m), Value::Int(-3)),
             "Python's floor modulo"
         );
         assert!(tag_of(&m).is_some_and(Tag::is_classified));
         assert!(
-            matches!(label::plain(&kept), Value::Int(12)),
+            matches!(*label::plain(&kept), Value::Int(12)),
             "a shared box is not written"
         );
         let d = binary(BinOp::FloorDiv, m, Value::Int(2)).expect("floor div");
-        assert!(matches!(label::plain(&d), Value::Int(-2)));
+        assert!(matches!(*label::plain(&d), Value::Int(-2)));
         assert!(tag_of(&d).is_some());
     }
 
@@ -338,7 +439,7 @@ mod tests {
         assert_eq!(truth(CmpOp::Lt, &a, &Value::Int(4)).ok(), Some(true));
         assert_eq!(truth(CmpOp::Eq, &Value::Float(3.0), &a).ok(), Some(true));
         let r = compare(CmpOp::Ge, &a, &Value::Int(4)).expect("compares");
-        assert!(matches!(label::plain(&r), Value::Bool(false)));
+        assert!(matches!(*label::plain(&r), Value::Bool(false)));
         assert!(tag_of(&r).is_some_and(Tag::is_classified));
         let plain = compare(CmpOp::Lt, &Value::Int(1), &Value::Int(2)).expect("compares");
         assert!(matches!(plain, Value::Bool(true)));

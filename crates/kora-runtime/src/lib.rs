@@ -45,6 +45,8 @@ pub mod json_value;
 pub mod label;
 mod label_calls;
 mod label_ops;
+mod label_release;
+pub mod label_small;
 mod label_view;
 mod leaves_owned;
 pub mod list_items;

@@ -91,6 +91,10 @@ impl Interp<'_> {
                     _ => {}
                 }
                 let lit = self.eval(e)?;
+                // Which case a secret picks is an implicit flow (untracked, as a branch is):
+                // the literal is compared with the plain value, so `case True:` matches a
+                // secret `True` as `case 1:` matches a secret `1`.
+                let v = &*crate::label::plain(v);
                 // `True` must not match `1`: literal patterns compare types as Python's do for singletons.
                 match (&lit, v) {
                     (Value::Bool(a), Value::Bool(b)) => a == b,

@@ -185,6 +185,7 @@ impl Copier {
             Value::Module(m) => Portable::Module(*m),
             Value::Cell(c) => Portable::Cell(Box::new(self.copy_cell(c)?)),
             Value::Labeled(l) => Portable::Labeled(l.tag(), Box::new(self.copy(&l.value)?)),
+            Value::LabeledSmall(s) => Portable::Labeled(s.tag(), Box::new(self.copy(&s.plain())?)),
             Value::Native(n) => match n.as_ref() {
                 crate::stdlib::Native::Image(img) => Portable::Image(img.clone()),
                 _ => {

@@ -25,8 +25,12 @@ fn tokens() -> std::sync::MutexGuard<'static, Vec<Entry>> {
 /// `redact(v)`.
 pub fn redact(p: &kora_check::hir::Program, v: &Value) -> Value {
     label::map_leaves(v, &mut |x| match x {
-        Value::Labeled(l) if l.bits & label::CLASSIFIED != 0 => {
-            let text = crate::format::to_string(p, &l.value);
+        Value::Labeled(_) | Value::LabeledSmall(_)
+            if label::tag_of(x).is_some_and(Tag::is_classified) =>
+        {
+            let (inner, tag) = label::split(x);
+            let tag = tag.unwrap_or_default();
+            let text = crate::format::to_string(p, &inner);
             let mut t = tokens();
             if let Some(e) = t.iter().find(|e| e.text == text) {
                 return Value::str(e.token.clone());
@@ -35,7 +39,7 @@ pub fn redact(p: &kora_check::hir::Program, v: &Value) -> Value {
             t.push(Entry {
                 token: token.clone(),
                 text,
-                tag: l.tag(),
+                tag,
             });
             Value::str(token)
         }
@@ -49,7 +53,10 @@ pub fn restore(v: Value) -> Value {
         return v;
     }
     label::map_leaves(&v, &mut |x| match x {
-        Value::Labeled(l) => label::wrap(restore_text(&l.value), l.tag()),
+        Value::Labeled(_) | Value::LabeledSmall(_) => {
+            let (inner, tag) = label::split(x);
+            label::wrap_opt(restore_text(&inner), tag)
+        }
         other => restore_text(other),
     })
 }

@@ -33,6 +33,9 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// A labelled int or bool packed with its label's id (`crate::label_small`): the same
+    /// value as a `Labeled` box around it. Fifth, so `is_plain` still tests one tag compare.
+    LabeledSmall(crate::label_small::Small),
     Str(Rc<KStr>),
     List(Rc<RefCell<ListItems>>),
     Tuple(Rc<Vec<Value>>),
@@ -66,6 +69,7 @@ impl Clone for Value {
             Value::Bool(b) => Value::Bool(*b),
             Value::Int(i) => Value::Int(*i),
             Value::Float(f) => Value::Float(*f),
+            Value::LabeledSmall(s) => Value::LabeledSmall(*s),
             Value::Str(s) => Value::Str(s.clone()),
             Value::List(l) => Value::List(l.clone()),
             Value::Tuple(t) => Value::Tuple(t.clone()),
@@ -102,6 +106,7 @@ pub fn discard(v: Value) {
         | Value::Bool(_)
         | Value::Int(_)
         | Value::Float(_)
+        | Value::LabeledSmall(_)
         | Value::Builtin(_)
         | Value::Type(_)
         | Value::Module(_) => std::mem::forget(v),
@@ -109,13 +114,14 @@ pub fn discard(v: Value) {
     }
 }
 
-/// Whether `v` owns no heap part: a number, a bool or `None`. Tested as one compare of
-/// the tag (the first four variants), which is why those four stay first.
+/// Whether `v` owns no heap part: a number, a bool, `None` or an inline labelled scalar.
+/// Tested as one compare of the tag (the first five variants), which is why those stay first.
+/// "Plain" here is about memory, not labels: a list of secret ints is still copied as a block.
 #[inline(always)]
 pub fn is_plain(v: &Value) -> bool {
     matches!(
         v,
-        Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_)
+        Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::LabeledSmall(_)
     )
 }
 
@@ -306,6 +312,7 @@ impl Value {
             Value::Cell(_) => "cell",
             Value::Native(n) => n.type_name(),
             Value::Labeled(l) => l.value.type_name(),
+            Value::LabeledSmall(s) => s.plain().type_name(),
         }
     }
 
@@ -324,6 +331,7 @@ impl Value {
             Value::Range(r) => !r.is_empty(),
             // Branching on a secret is an implicit flow, which labels do not track (DECISIONS.md).
             Value::Labeled(l) => l.value.truthy(),
+            Value::LabeledSmall(s) => s.plain().truthy(),
             _ => true,
         }
     }
@@ -343,6 +351,7 @@ impl Value {
             Value::Outcome(o) => o.payload.is_hashable(),
             Value::Type(_) | Value::Builtin(_) | Value::Func(_) | Value::Module(_) => true,
             Value::Labeled(l) => l.value.is_hashable(),
+            Value::LabeledSmall(_) => true,
             _ => false,
         }
     }
@@ -398,7 +407,7 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         Value::Module(m) => m.0.hash(state),
         Value::Func(f) => (Rc::as_ptr(f) as usize).hash(state),
         // A labelled key hashes as its value, so `d[secret]` finds the entry `d["s"]` made.
-        Value::Labeled(l) => hash_value(&l.value, state),
+        Value::Labeled(_) | Value::LabeledSmall(_) => hash_value(&crate::label::plain(v), state),
         _ => 0xffu8.hash(state),
     }
 }

@@ -99,7 +99,8 @@ pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
                 (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y, target, rhs, true)?,
                 // A label on either side: computed on the plain values and relabelled, in
                 // the target's own box when nothing else holds it.
-                (Value::Labeled(_), _) | (_, Value::Labeled(_)) => {
+                (Value::Labeled(_) | Value::LabeledSmall(_), _)
+                | (_, Value::Labeled(_) | Value::LabeledSmall(_)) => {
                     return crate::label_ops::update(op, target, rhs)
                 }
                 _ => binary_slow(op, target, rhs, true)?,
@@ -137,7 +138,7 @@ fn view_inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
 /// so building a secret string in a loop stays linear as it is for a plain one.
 fn labelled_append(l: &mut Rc<crate::label::Labeled>, rhs: &Value) -> bool {
     let (r, tag) = crate::label::split(rhs);
-    let Value::Str(r) = r else {
+    let Value::Str(r) = &*r else {
         return false;
     };
     let Some(inner) = Rc::get_mut(l) else {

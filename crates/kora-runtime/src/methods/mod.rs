@@ -180,6 +180,7 @@ pub fn has_method(recv: &Value, name: Sym) -> bool {
         Value::Float(_) => name == sym::IS_INTEGER,
         Value::Cell(c) => has_method(&c.borrow(), name),
         Value::Labeled(l) => has_method(&l.value, name),
+        Value::LabeledSmall(s) => has_method(&s.plain(), name),
         _ => false,
     }
 }

@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use crate::caller::Caller;
 use crate::compare::{int_float_cmp, less_than};
 use crate::error::RtResult;
+use crate::label::Plain;
 use crate::value::Value;
 
 /// Sorts `items` in place, stably, by `key(item)` (or the items), descending if `reverse`.
@@ -100,7 +101,7 @@ fn general_order(keys: &[Value], reverse: bool) -> RtResult<Vec<usize>> {
 fn int_keys(keys: &[Value]) -> Option<Vec<(i64, usize)>> {
     let mut out = Vec::with_capacity(keys.len());
     for (i, k) in keys.iter().enumerate() {
-        match crate::label::plain(k) {
+        match &*crate::label::plain(k) {
             Value::Int(n) => out.push((*n, i)),
             _ => return None,
         }
@@ -136,12 +137,12 @@ fn labelled_order(keys: &[Value]) -> Option<Cmp> {
     if !crate::label::any() {
         return None;
     }
-    match plain(keys.first()?) {
-        Value::Str(_) if keys.iter().all(|k| matches!(plain(k), Value::Str(_))) => {
-            Some(|a, b| str_order(plain(a), plain(b)))
+    match &*plain(keys.first()?) {
+        Value::Str(_) if keys.iter().all(|k| matches!(&*plain(k), Value::Str(_))) => {
+            Some(|a, b| str_order(&plain(a), &plain(b)))
         }
-        _ if keys.iter().all(|k| slot_kind(plain(k)) == Some(Slot::Num)) => {
-            Some(|a, b| num_order(plain(a), plain(b)))
+        _ if keys.iter().all(|k| slot_kind(&plain(k)) == Some(Slot::Num)) => {
+            Some(|a, b| num_order(&plain(a), &plain(b)))
         }
         Value::Tuple(_) if tuples_totally_ordered(keys, plain) => {
             Some(|a, b| tuple_cmp(a, b, plain))
@@ -150,12 +151,13 @@ fn labelled_order(keys: &[Value]) -> Option<Cmp> {
     }
 }
 
-fn plain(v: &Value) -> &Value {
+/// An inline labelled int has no plain value to borrow, hence a `Plain` (`label::plain`).
+fn plain(v: &Value) -> Plain<'_> {
     crate::label::plain(v)
 }
 
-fn same(v: &Value) -> &Value {
-    v
+fn same(v: &Value) -> Plain<'_> {
+    Plain::Borrowed(v)
 }
 
 fn str_order(a: &Value, b: &Value) -> Ordering {
@@ -186,14 +188,15 @@ fn slot_kind(v: &Value) -> Option<Slot> {
 /// name)` key): Python's element-wise comparison can then neither fail nor meet NaN, so
 /// it is a total order and the std sort may use it.
 /// `view` is how an element is seen: as it is, or through its label.
-fn tuples_totally_ordered(keys: &[Value], view: impl Fn(&Value) -> &Value) -> bool {
+fn tuples_totally_ordered(keys: &[Value], view: impl Fn(&Value) -> Plain<'_>) -> bool {
     let mut kinds: Vec<Slot> = Vec::new();
     for k in keys {
-        let Value::Tuple(t) = view(k) else {
+        let k = view(k);
+        let Value::Tuple(t) = &*k else {
             return false;
         };
         for (i, v) in t.iter().enumerate() {
-            let Some(kind) = slot_kind(view(v)) else {
+            let Some(kind) = slot_kind(&view(v)) else {
                 return false;
             };
             match kinds.get(i) {
@@ -212,15 +215,16 @@ fn tuple_order(a: &Value, b: &Value) -> Ordering {
 
 /// Element-wise order of two tuples whose elements are seen through `view`.
 #[inline(always)]
-fn tuple_cmp(a: &Value, b: &Value, view: impl Fn(&Value) -> &Value) -> Ordering {
-    let (Value::Tuple(x), Value::Tuple(y)) = (view(a), view(b)) else {
+fn tuple_cmp(a: &Value, b: &Value, view: impl Fn(&Value) -> Plain<'_>) -> Ordering {
+    let (a, b) = (view(a), view(b));
+    let (Value::Tuple(x), Value::Tuple(y)) = (&*a, &*b) else {
         return Ordering::Equal;
     };
     for (p, q) in x.iter().zip(y.iter()) {
         let (p, q) = (view(p), view(q));
-        let o = match (p, q) {
+        let o = match (&*p, &*q) {
             (Value::Str(s), Value::Str(t)) => s.as_str().cmp(t.as_str()),
-            _ => num_order(p, q),
+            _ => num_order(&p, &q),
         };
         if o != Ordering::Equal {
             return o;

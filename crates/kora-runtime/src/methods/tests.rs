@@ -484,10 +484,10 @@ fn labelled_keys_sort_by_their_plain_values_and_keep_their_labels() {
         let got: Vec<i64> = items
             .borrow()
             .iter()
-            .map(|x| match label::plain(x) {
+            .map(|x| match &*label::plain(x) {
                 Value::Int(n) => *n,
-                Value::Tuple(t) => match label::plain(&t[0]) {
-                    Value::Int(n) => *n,
+                Value::Tuple(t) => match *label::plain(&t[0]) {
+                    Value::Int(n) => n,
                     _ => -1,
                 },
                 Value::Str(w) => w.as_str().len() as i64,
@@ -524,9 +524,12 @@ fn labelled_keys_sort_by_their_plain_values_and_keep_their_labels() {
     let seen: Vec<(i64, bool)> = items
         .borrow()
         .iter()
-        .map(|x| match label::split(x) {
-            (Value::Int(n), t) => (*n, t.is_some()),
-            _ => (-1, false),
+        .map(|x| {
+            let (p, t) = label::split(x);
+            match *p {
+                Value::Int(n) => (n, t.is_some()),
+                _ => (-1, false),
+            }
         })
         .collect();
     assert_eq!(seen, vec![(3, true), (2, true), (1, false), (1, true)]);

@@ -137,6 +137,8 @@ pub fn images_in(p: &Program, v: &Value, out: &mut Vec<Arc<ImageData>>, fps: &mu
     match v {
         // A label is checked before the data is sent (declassify.rs); the image inside still goes.
         Value::Labeled(l) => images_in(p, &l.value, out, fps),
+        // An int or a bool holds no image.
+        Value::LabeledSmall(_) => {}
         Value::Native(n) => {
             if let Native::Image(img) = n.as_ref() {
                 out.push(img.data.clone());
@@ -163,7 +165,7 @@ pub fn images_in(p: &Program, v: &Value, out: &mut Vec<Arc<ImageData>>, fps: &mu
             let mut entries: Vec<(String, &Value)> = d
                 .iter()
                 .map(|(k, x)| {
-                    let key = match crate::label::plain(&k.0) {
+                    let key = match &*crate::label::plain(&k.0) {
                         Value::Str(s) => s.as_str().to_string(),
                         other => {
                             let mut s = String::new();

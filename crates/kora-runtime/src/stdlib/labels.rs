@@ -112,7 +112,7 @@ impl Interp<'_> {
     /// Text bound for a file or a database: classified leaves replaced by the placeholder.
     fn redacted(&self, v: &Value) -> Value {
         match label::deep(v) {
-            Some(t) if t.is_classified() => match label::plain(v) {
+            Some(t) if t.is_classified() => match &*label::plain(v) {
                 Value::Str(_) => Value::str(crate::format::to_string(&self.prog, v)),
                 _ => redact_leaves(v),
             },
@@ -124,8 +124,8 @@ impl Interp<'_> {
 /// `v` with each classified leaf replaced by the placeholder string, other labels dropped.
 fn redact_leaves(v: &Value) -> Value {
     label::map_leaves(v, &mut |x| match x {
-        Value::Labeled(l) if l.bits & label::CLASSIFIED != 0 => Value::str(label::placeholder()),
-        other => label::plain(other).clone(),
+        x if label::tag_of(x).is_some_and(Tag::is_classified) => Value::str(label::placeholder()),
+        other => label::plain(other).into_owned(),
     })
 }
 

@@ -1,0 +1,194 @@
+//! Labelled ints and bools stored inline in a `Value` (`Value::LabeledSmall`): no box, no count.
+//!
+//! A `Tag` is 13 bytes and a `Value`'s payload is 8, so the label is interned: a process-wide,
+//! append-only table of at most 4095 tags (`parallel for` carries values to other threads, so
+//! an id must mean the same tag everywhere), read without a lock. The payload packs the tag's
+//! id (12 bits), a kind bit (int or bool) and the number (51 bits, signed). Anything that does
+//! not fit (a larger int, a float, a tag with a release, a full table) stays a `Labeled` box:
+//! both forms mean the same labelled value, and every reader goes through `label::split`,
+//! `label::tag_of` or `label::deep`, which answer for both.
+//!
+//! A tag with a release (a value derived inside a `declassify` block) is never interned:
+//! releases are written into boxes in place and counted per block, and interning them would
+//! grow the table by one entry per block run.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::label::Tag;
+use crate::value::Value;
+
+const ID_BITS: u32 = 12;
+const ID_MASK: u64 = (1 << ID_BITS) - 1;
+const KIND_BOOL: u64 = 1 << ID_BITS;
+const SHIFT: u32 = ID_BITS + 1;
+/// Origin ids above this do not pack into a table entry (programs have a few dozen).
+const ORIGIN_BITS: u32 = 28;
+
+/// A labelled int or bool, with its label's id, in one word.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Small(u64);
+
+impl Small {
+    /// `n` labelled with the tag whose id is `id`, when `n` fits in 51 bits.
+    #[inline(always)]
+    pub fn int_with_id(n: i64, id: u64) -> Option<Small> {
+        let packed = (n << SHIFT) >> SHIFT;
+        (packed == n).then_some(Small(((n << SHIFT) as u64) | id))
+    }
+
+    /// A plain int or bool labelled `tag`, when both fit; `None` for anything else.
+    pub fn new(v: &Value, tag: Tag) -> Option<Small> {
+        match v {
+            // The cheap test first: an int that does not fit needs no table lookup.
+            Value::Int(n) if (n << SHIFT) >> SHIFT == *n => Small::int_with_id(*n, id_of(tag)?),
+            Value::Bool(b) => Some(Small(((*b as u64) << SHIFT) | KIND_BOOL | id_of(tag)?)),
+            _ => None,
+        }
+    }
+
+    /// The label's id: two values carry the same label exactly when their ids are equal.
+    #[inline(always)]
+    pub fn id(self) -> u64 {
+        self.0 & ID_MASK
+    }
+
+    /// The int, when this is one (not a bool).
+    #[inline(always)]
+    pub fn int(self) -> Option<i64> {
+        (self.0 & KIND_BOOL == 0).then_some((self.0 as i64) >> SHIFT)
+    }
+
+    /// The plain value, its label dropped.
+    #[inline]
+    pub fn plain(self) -> Value {
+        let n = (self.0 as i64) >> SHIFT;
+        if self.0 & KIND_BOOL == 0 {
+            Value::Int(n)
+        } else {
+            Value::Bool(n != 0)
+        }
+    }
+
+    /// The label.
+    #[inline]
+    pub fn tag(self) -> Tag {
+        tag_at(self.id())
+    }
+
+    /// A bool with this value's label.
+    #[inline(always)]
+    pub fn same_label_bool(self, b: bool) -> Small {
+        Small(((b as u64) << SHIFT) | KIND_BOOL | self.id())
+    }
+}
+
+/// The interned tags; slot 0 is never used, so an empty slot (0) is never a tag's packing.
+static SLOTS: [AtomicU64; 1 << ID_BITS] = [const { AtomicU64::new(0) }; 1 << ID_BITS];
+/// Slots `1..=LEN` hold tags.
+static LEN: AtomicUsize = AtomicUsize::new(0);
+/// Held only to append, so two threads never give one tag two ids.
+static APPEND: Mutex<()> = Mutex::new(());
+
+fn pack(tag: Tag) -> Option<u64> {
+    let fits = |o: u32| o < (1 << ORIGIN_BITS);
+    if tag.release != 0 || tag.bits == 0 || !fits(tag.secret_from) || !fits(tag.untrusted_from) {
+        return None;
+    }
+    Some(
+        tag.bits as u64
+            | (tag.secret_from as u64) << 8
+            | (tag.untrusted_from as u64) << (8 + ORIGIN_BITS),
+    )
+}
+
+fn unpack(p: u64) -> Tag {
+    let mask = (1u64 << ORIGIN_BITS) - 1;
+    Tag {
+        bits: p as u8,
+        secret_from: ((p >> 8) & mask) as u32,
+        untrusted_from: ((p >> (8 + ORIGIN_BITS)) & mask) as u32,
+        release: 0,
+    }
+}
+
+fn find(packed: u64, upto: usize) -> Option<u64> {
+    (1..=upto)
+        .find(|&i| SLOTS[i].load(Ordering::Acquire) == packed)
+        .map(|i| i as u64)
+}
+
+/// The id of `tag`, interning it; `None` when it cannot be inline (see the header).
+pub fn id_of(tag: Tag) -> Option<u64> {
+    let packed = pack(tag)?;
+    let len = LEN.load(Ordering::Acquire);
+    if let Some(id) = find(packed, len) {
+        return Some(id);
+    }
+    let _guard = APPEND.lock().unwrap_or_else(|e| e.into_inner());
+    let now = LEN.load(Ordering::Acquire);
+    if let Some(id) = find(packed, now) {
+        return Some(id);
+    }
+    let next = now + 1;
+    if next >= SLOTS.len() {
+        return None;
+    }
+    SLOTS[next].store(packed, Ordering::Release);
+    LEN.store(next, Ordering::Release);
+    Some(next as u64)
+}
+
+/// The tag an id stands for. Ids come only from `id_of`, so the slot is filled.
+#[inline]
+fn tag_at(id: u64) -> Tag {
+    unpack(SLOTS[id as usize & (SLOTS.len() - 1)].load(Ordering::Acquire))
+}
+
+/// The id of the join of two ids' tags: the same id when they are equal (a compare, no lookup).
+#[inline]
+pub fn join_ids(a: u64, b: u64) -> Option<u64> {
+    if a == b {
+        return Some(a);
+    }
+    id_of(tag_at(a).join(tag_at(b)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ints_and_bools_round_trip_with_their_label() {
+        let t = Tag::classified(crate::label::origin("label_small test"));
+        for n in [0, 1, -1, 42, (1 << 50) - 1, -(1 << 50)] {
+            let s = Small::new(&Value::Int(n), t).expect("fits");
+            assert!(matches!(s.plain(), Value::Int(m) if m == n));
+            assert_eq!((s.int(), s.tag()), (Some(n), t));
+        }
+        let b = Small::new(&Value::Bool(true), t).expect("fits");
+        assert!(matches!(b.plain(), Value::Bool(true)));
+        assert_eq!((b.int(), b.tag()), (None, t));
+    }
+
+    #[test]
+    fn what_does_not_fit_is_refused() {
+        let t = Tag::classified(crate::label::origin("label_small test"));
+        assert!(Small::new(&Value::Int(1 << 50), t).is_none());
+        assert!(Small::new(&Value::Int(i64::MIN), t).is_none());
+        assert!(Small::new(&Value::Float(1.0), t).is_none());
+        let released = Tag { release: 7, ..t };
+        assert!(Small::new(&Value::Int(1), released).is_none());
+    }
+
+    #[test]
+    fn equal_tags_share_an_id_and_joins_keep_both_labels() {
+        let a = Tag::classified(crate::label::origin("label_small a"));
+        let b = Tag::unverified(crate::label::origin("label_small b"));
+        assert_eq!(id_of(a), id_of(a));
+        let (ia, ib) = (id_of(a).expect("a"), id_of(b).expect("b"));
+        assert_ne!(ia, ib);
+        let j = tag_at(join_ids(ia, ib).expect("joined"));
+        assert_eq!(j, a.join(b));
+    }
+}

@@ -333,3 +333,45 @@ fn walk(d: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_release_of_a_field_or_an_item_reaches_the_model_inside_its_block() {
+    // The release boxes the inline secret it names; it must be stored back into the field
+    // or item the block named, or the body's read of that place would still be refused.
+    let d = temp_dir("kora-labels-inline", "field-release");
+    write_fake_config(&d, "http://127.0.0.1:9/v1");
+    let source = "\
+type Order:
+    id: int
+    total: int
+
+test \"a field\":
+    o = Order(7, classified(1200))
+    with mock analyze -> Ok(\"fine\"):
+        declassify o.total for default:
+            r: str = analyze(o.total, \"Is this total high?\") else:
+                assert False, \"refused\"
+                return
+
+test \"an item\":
+    xs = [classified(5), 1]
+    with mock analyze -> Ok(\"fine\"):
+        declassify xs[0] for default:
+            r: str = analyze(xs[0], \"Is this high?\") else:
+                assert False, \"refused\"
+                return
+";
+    std::fs::write(d.join("t.ko"), source).expect("program");
+    let out = kora(&d, &["test", "--no-trace", "t.ko"], None);
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("PASS t.ko: a field"),
+        "{so}{}",
+        text(&out.stderr)
+    );
+    assert!(
+        so.contains("PASS t.ko: an item"),
+        "{so}{}",
+        text(&out.stderr)
+    );
+}

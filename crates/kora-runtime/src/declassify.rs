@@ -47,8 +47,8 @@ impl Interp<'_> {
         let release = label::release(&v, sink);
         // An inline secret has no box to mark: the release boxed it in a rebuilt value,
         // which the named variable now holds, so the body's reads of it are released.
-        if let (Some(rebuilt), Some(target)) = (release.rebuilt(), name_target(value)) {
-            if let Err(e) = self.assign(&target, rebuilt.clone()) {
+        if let Some(rebuilt) = release.rebuilt() {
+            if let Err(e) = self.put_back(value, rebuilt.clone()) {
                 release.end();
                 return Err(e);
             }
@@ -161,6 +161,44 @@ pub(crate) fn is_allowlist(cond: &hir::Expr) -> bool {
                     hir::ExprKind::Local(_) | hir::ExprKind::Cell(_) | hir::ExprKind::Global(_)
                 )
         }
+        _ => false,
+    }
+}
+
+impl Interp<'_> {
+    /// Stores a release's rebuilt value where `declassify` read it: a name, or a field or
+    /// item of a place (`o.total`, `xs[0]`, `rows[i].amount`) read again without side
+    /// effects. Anything else (`declassify f().x`) has no place to hold it, so the body's
+    /// reads of it stay unreleased and are refused, never leaked.
+    fn put_back(&mut self, e: &hir::Expr, v: Value) -> RtResult<()> {
+        if let Some(target) = name_target(e) {
+            return self.assign(&target, v);
+        }
+        match &e.kind {
+            hir::ExprKind::Attr(o, name) if is_place(o) => {
+                let obj = self.eval(o)?;
+                self.set_attr(&obj, *name, v)
+            }
+            hir::ExprKind::Index(o, i) if is_place(o) && is_place(i) => {
+                let obj = self.eval(o)?;
+                let idx = self.eval(i)?;
+                crate::index::set_index(&obj, &idx, v)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// An expression that reads a place and calls nothing, so evaluating it twice is harmless.
+fn is_place(e: &hir::Expr) -> bool {
+    match &e.kind {
+        hir::ExprKind::Local(_)
+        | hir::ExprKind::Cell(_)
+        | hir::ExprKind::Global(_)
+        | hir::ExprKind::Int(_)
+        | hir::ExprKind::Str(_) => true,
+        hir::ExprKind::Attr(o, _) => is_place(o),
+        hir::ExprKind::Index(o, i) => is_place(o) && is_place(i),
         _ => false,
     }
 }

@@ -31,10 +31,7 @@ impl Interp<'_> {
         if crate::label::any() {
             return self.call_method_labeled(recv, name, args, kw);
         }
-        if let Value::Native(_) = recv {
-            return self.native_method(recv, name, args, kw, true);
-        }
-        crate::methods::call_method(self, recv, name, args, kw)
+        self.call_method_plain(recv, name, args, kw)
     }
 
     /// A method call once labels exist: see `label_calls.rs` for the modes.
@@ -86,6 +83,7 @@ impl Interp<'_> {
         Ok(crate::label::wrap_opt(r, own))
     }
 
+    #[inline]
     fn call_method_plain(
         &mut self,
         recv: &Value,

@@ -313,18 +313,12 @@ impl Lowerer<'_> {
                 }
                 (Target::Index(Box::new(oe), Box::new(ie)), elem)
             }
-            AE::Slice {
-                value,
-                lo,
-                hi,
-                step,
-            } => {
-                let o = self.expr(value).0;
-                let mut bound =
-                    |b: &Option<Box<ast::Expr>>| b.as_ref().map(|b| Box::new(self.expr(b).0));
-                let bounds = [bound(lo), bound(hi), bound(step)];
-                (Target::Slice(Box::new(o), bounds), Ty::Any)
-            }
+            AE::Slice { .. } => match self.expr(t).0.kind {
+                hir::ExprKind::Slice(o, lo, hi, step) => {
+                    (Target::Slice(o, [lo, hi, step]), Ty::Any)
+                }
+                _ => (Target::Discard, Ty::Any),
+            },
             AE::Attr(o, name) => {
                 let (oe, oty) = self.expr(o);
                 let fty = self.field_type(&oty, name);

@@ -88,17 +88,11 @@ impl crate::interp::Interp<'_> {
                 }
                 E::Slice(o, lo, hi, step) => {
                     let obj = self.eval(o)?;
-                    let mut bound =
-                        |x: &Option<Box<kora_check::hir::Expr>>| -> RtResult<Option<i64>> {
-                            match x {
-                                Some(x) => {
-                                    let v = self.eval(x)?;
-                                    crate::index::slice_index(&crate::label::split(&v).0)
-                                }
-                                None => Ok(None),
-                            }
-                        };
-                    let (lo, hi, step) = (bound(lo)?, bound(hi)?, bound(step)?);
+                    // Deleting makes no value, so the bounds' labels have nothing to go on.
+                    let mut tag = None;
+                    let lo = self.opt_int(lo.as_deref(), &mut tag)?;
+                    let hi = self.opt_int(hi.as_deref(), &mut tag)?;
+                    let step = self.opt_int(step.as_deref(), &mut tag)?;
                     del_slice(&obj, lo, hi, step)
                 }
                 // The checker lowers nothing else into a `del`.

@@ -88,13 +88,7 @@ impl Interp<'_> {
                 let mut seen = crate::label::tag_of(&left);
                 for (i, (op, re)) in rest.iter().enumerate() {
                     let right = self.eval(re)?;
-                    // `x in xs` compares `x` with what `xs` holds: a secret inside decides it.
-                    let tag = if matches!(op, CmpOp::In | CmpOp::NotIn) && crate::label::any() {
-                        crate::label::deep(&right)
-                    } else {
-                        crate::label::tag_of(&right)
-                    };
-                    seen = crate::label::join(seen, tag);
+                    seen = crate::label::join(seen, crate::label_ops::right_tag(*op, &right));
                     if !at(self.compare(*op, &left, &right), e)? {
                         return Ok(crate::label::wrap_opt(Value::Bool(false), seen));
                     }
@@ -303,7 +297,7 @@ impl Interp<'_> {
     }
 
     /// A slice bound; its label, if any, is joined into `tags` for the slice's result.
-    fn opt_int(
+    pub(crate) fn opt_int(
         &mut self,
         e: Option<&hir::Expr>,
         tags: &mut Option<crate::label::Tag>,

@@ -359,18 +359,13 @@ impl Interp<'_> {
             Target::Slice(o, bounds) => {
                 let obj = self.eval(o)?;
                 let mut tag = None;
-                let mut at = [None; 3];
-                for (b, x) in bounds.iter().zip(at.iter_mut()) {
-                    if let Some(b) = b {
-                        let v = self.eval(b)?;
-                        let (plain, t) = crate::label::split(&v);
-                        *x = crate::index::slice_index(&plain)?;
-                        tag = crate::label::join(tag, t);
-                    }
-                }
+                let [lo, hi, step] = bounds;
+                let lo = self.opt_int(lo.as_deref(), &mut tag)?;
+                let hi = self.opt_int(hi.as_deref(), &mut tag)?;
+                let step = self.opt_int(step.as_deref(), &mut tag)?;
                 // Items placed where a secret says are labelled by it, as `xs[secret_i] = v`.
                 let v = crate::label::wrap_opt(v, tag);
-                crate::index::set_slice(&obj, at[0], at[1], at[2], &v)?;
+                crate::index::set_slice(&obj, lo, hi, step, &v)?;
             }
             Target::Tuple(ts) => {
                 // A tuple of the right length (`enumerate`, `.items()`, a swap) is unpacked

@@ -252,17 +252,21 @@ pub fn compare(op: CmpOp, a: &Value, b: &Value) -> RtResult<Value> {
     if let Some(v) = small_compare(op, a, b) {
         return Ok(v);
     }
-    // `x in xs` compares `x` with what `xs` holds: a secret inside decides it.
-    let tb = match op {
-        CmpOp::In | CmpOp::NotIn => label::deep(b),
-        _ => label::tag_of(b),
-    };
-    let ta = label::tag_of(a);
+    let (ta, tb) = (label::tag_of(a), right_tag(op, b));
     let r = truth(op, a, b)?;
     Ok(match label::join(ta, tb) {
         Some(t) => scalar(Value::Bool(r), t),
         None => Value::Bool(r),
     })
+}
+
+/// The label the right operand gives `a op b`: its own, or for `x in xs` every label inside
+/// `xs`, since what `xs` holds decides the answer.
+pub fn right_tag(op: CmpOp, b: &Value) -> Option<label::Tag> {
+    match op {
+        CmpOp::In | CmpOp::NotIn => label::deep(b),
+        _ => label::tag_of(b),
+    }
 }
 
 /// `a op b` on an inline labelled int and a plain int (either side): an inline bool with the

@@ -167,8 +167,10 @@ impl Interp<'_> {
         // trace: which model, whoever answers.
         obs.model = Some(entry.name.clone());
         obs.provider = Some(ModelObs::provider_of(entry.api));
-        // From here on the call's span is open, so what its tools run (an agent) nests under it.
-        self.open_model_span(obs);
+        // From here on the span of a call with tools is open, so what they run (an agent) nests under it.
+        if call.tools.is_some() {
+            self.open_model_span(obs);
+        }
         // A test's mocks answer before the cassette or the model.
         if let Some(answer) = self.mock_answer(call) {
             if answer.is_ok() {

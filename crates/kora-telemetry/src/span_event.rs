@@ -66,6 +66,14 @@ pub(crate) enum Event {
     },
     /// A model call's span ends; what it says is the batch's next `CallRecord`.
     ModelCall { id: SpanId, end: SystemTime },
+    /// A model call's whole span, opened and closed in one record (nothing ran inside it);
+    /// what it says is the batch's next `CallRecord`, its name `chat ` and the model.
+    WholeCall {
+        id: SpanId,
+        parent: Option<NonZeroU64>,
+        start: SystemTime,
+        end: SystemTime,
+    },
 }
 
 /// `ModelCallSpan` with its strings interned: a model call's attributes in one record.

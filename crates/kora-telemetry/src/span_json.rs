@@ -121,7 +121,8 @@ pub(crate) struct Closed<'a> {
     pub head: &'a [u8],
     pub ids: &'a RunIds,
     pub id: SpanId,
-    pub parent: Option<SpanId>,
+    /// The parent's span id in hex (`id_hex`).
+    pub parent: Option<[u8; 16]>,
     pub kind: SpanKind,
     /// The name as a JSON string literal (`name`).
     pub name: &'a [u8],
@@ -138,9 +139,9 @@ impl Closed<'_> {
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.head);
         hex_id(out, self.ids.span_id_bytes(self.id));
-        if let Some(p) = self.parent {
+        if let Some(p) = &self.parent {
             out.extend_from_slice(b"\",\"parentSpanId\":\"");
-            hex_id(out, self.ids.span_id_bytes(p));
+            out.extend_from_slice(p);
         }
         out.extend_from_slice(b"\",\"name\":");
         out.extend_from_slice(self.name);
@@ -180,7 +181,7 @@ pub fn write_span(out: &mut Vec<u8>, ids: &RunIds, s: &SpanData, end: SystemTime
         head: &span_head(ids),
         ids,
         id: s.id,
-        parent: s.parent,
+        parent: s.parent.map(|p| id_hex(ids, p)),
         kind: s.kind,
         name: &n,
         start: nanos(s.start),
@@ -201,12 +202,21 @@ fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// A span id in hex: sixteen digits made in place and appended at once.
 fn hex_id(out: &mut Vec<u8>, id: [u8; 8]) {
+    out.extend_from_slice(&hex16(id));
+}
+
+/// The OTLP span id of span `id` of the run, in hex.
+pub(crate) fn id_hex(ids: &RunIds, id: SpanId) -> [u8; 16] {
+    hex16(ids.span_id_bytes(id))
+}
+
+fn hex16(id: [u8; 8]) -> [u8; 16] {
     let mut buf = [0u8; 16];
     for (i, b) in id.into_iter().enumerate() {
         buf[2 * i] = HEX[usize::from(b >> 4)];
         buf[2 * i + 1] = HEX[usize::from(b & 15)];
     }
-    out.extend_from_slice(&buf);
+    buf
 }
 
 /// A number in decimal. Times are 19 digits, so they go eight digits at a time in 32-bit

@@ -19,7 +19,7 @@ use crate::encoder::Encoder;
 use crate::handoff::Handoff;
 use crate::interner::Interner;
 use crate::otlp::nanos;
-use crate::span_event::{Batch, CallRecord, Event, Val, BATCH};
+use crate::span_event::{Batch, CallRecord, Event, Val, BATCH, STREAMING_BATCH};
 use crate::trace_out::TraceOut;
 
 /// One span as recorded.
@@ -119,6 +119,9 @@ pub struct Recorder {
     batch: Batch,
     /// A span closing at or after this hands the batch over, full or not.
     hand_by: SystemTime,
+    /// Records a batch holds before it is handed over: `BATCH`, then `STREAMING_BATCH`
+    /// once the encoder runs on its own thread.
+    limit: usize,
     to: Handoff,
 }
 
@@ -151,8 +154,14 @@ impl Recorder {
         let ids = RunIds::new();
         let tmp = dir.join(format!("{}.json.tmp", ids.run_id));
         let file = crate::otlp::envelope_parts(&ids, program).and_then(|(prefix, suffix)| {
-            std::fs::create_dir_all(dir).ok()?;
-            let file = File::create(&tmp).ok()?;
+            // The folder is made by a project's first run only: trying the file first saves
+            // every later run two system calls.
+            let file = File::create(&tmp)
+                .or_else(|_| {
+                    std::fs::create_dir_all(dir)?;
+                    File::create(&tmp)
+                })
+                .ok()?;
             Some(TraceOut::file(tmp.clone(), file, prefix, suffix))
         });
         let to = match file {
@@ -175,6 +184,7 @@ impl Recorder {
             names: Interner::default(),
             batch: Batch::new(),
             hand_by: UNIX_EPOCH,
+            limit: BATCH,
             to,
         }
     }
@@ -202,8 +212,11 @@ impl Recorder {
 
     fn push(&mut self, e: Event) {
         self.batch.events.push(e);
-        if self.batch.events.len() >= BATCH {
+        if self.batch.events.len() >= self.limit {
             self.to.hand(&mut self.batch, true);
+            if self.to.is_thread() {
+                self.limit = STREAMING_BATCH;
+            }
         }
     }
 

@@ -145,7 +145,9 @@ impl Interp<'_> {
                 if let Some(at) = t.open.iter().rposition(|&o| o == id) {
                     t.open.truncate(at);
                 }
-                trace_attempts(t.sink.as_mut(), id, model, &obs.attempts);
+                if !obs.attempts.is_empty() {
+                    trace_attempts(t.sink.as_mut(), id, model, &obs.attempts);
+                }
                 t.sink.close_model_call(id, &record, end, status);
             }
             None => {
@@ -153,7 +155,9 @@ impl Interp<'_> {
                 // it under its id, which no tracer needs to have seen closing last.
                 let parent = t.open.last().copied();
                 let id = t.sink.model_call(parent, start, &record, end, status);
-                trace_attempts(t.sink.as_mut(), id, model, &obs.attempts);
+                if !obs.attempts.is_empty() {
+                    trace_attempts(t.sink.as_mut(), id, model, &obs.attempts);
+                }
             }
         }
     }

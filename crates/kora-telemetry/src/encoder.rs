@@ -55,6 +55,7 @@ pub(crate) struct Encoder {
     scratch: (Vec<u8>, Vec<u8>),
     /// The last parent span id written, in hex: the calls of a loop share their parent.
     parent_hex: Option<(SpanId, [u8; 16])>,
+    secs: span_json::Seconds,
 }
 
 /// The attributes' JSON of number-free model calls, by what they say, with the entry found
@@ -172,17 +173,19 @@ impl Encoder {
             calls: CallJson::default(),
             scratch: (Vec::new(), Vec::new()),
             parent_hex: None,
+            secs: span_json::Seconds::default(),
         }
     }
 
     /// Replays a batch, leaving it empty with its capacity for the recorder to fill again.
     pub(crate) fn take(&mut self, batch: &mut Batch) {
-        let mut calls = batch.calls.drain(..);
+        // Records are read in place and dropped together at the end, not moved out one by one.
+        let mut calls = batch.calls.iter();
         for e in batch.events.drain(..) {
             match e {
                 Event::ModelCall { id, end } => {
                     if let Some(c) = calls.next() {
-                        self.model_call(id, nanos(end), &c);
+                        self.model_call(id, nanos(end), c);
                     }
                 }
                 Event::WholeCall {
@@ -193,12 +196,13 @@ impl Encoder {
                 } => {
                     if let Some(c) = calls.next() {
                         let parent = parent.map(u64::from);
-                        self.whole_call(id, parent, nanos(start), nanos(end), &c);
+                        self.whole_call(id, parent, nanos(start), nanos(end), c);
                     }
                 }
                 e => self.event(e),
             }
         }
+        batch.calls.clear();
     }
 
     /// A model call's attributes, in `ModelCallSpan::each_attr`'s order, then its end.
@@ -283,7 +287,7 @@ impl Encoder {
                 status: c.status,
                 message: None,
             }
-            .write(out.item());
+            .write(out.item(), &mut self.secs);
             out.written();
         }
         if self.keep {
@@ -431,7 +435,7 @@ impl Encoder {
                 status,
                 message,
             }
-            .write(out.item());
+            .write(out.item(), &mut self.secs);
             out.written();
         }
         if let Some(mut d) = s.data.take() {

@@ -152,6 +152,18 @@ fn call_json(out: &mut Vec<u8>, call: &ModelCallSpan<'_>) {
     });
 }
 
+/// A model call's attributes as a kept `SpanData` holds them, after any already in `attrs`.
+fn kept_attrs(attrs: &mut Vec<(&'static str, AttrValue)>, call: &ModelCallSpan<'_>) {
+    call.each_attr(|key, v| {
+        let v = match v {
+            AttrRef::Str(t) => AttrValue::Str(t.to_string()),
+            AttrRef::Static(t) => AttrValue::Static(t),
+            AttrRef::Int(n) => AttrValue::Int(n),
+        };
+        attrs.push((key, v));
+    });
+}
+
 /// What an encoder made of a whole run.
 pub(crate) struct Encoded {
     pub spans: Vec<SpanData>,
@@ -224,14 +236,7 @@ impl Encoder {
             }
         }
         if let Some(d) = &mut s.data {
-            call.each_attr(|key, v| {
-                let v = match v {
-                    AttrRef::Str(t) => AttrValue::Str(t.to_string()),
-                    AttrRef::Static(t) => AttrValue::Static(t),
-                    AttrRef::Int(n) => AttrValue::Int(n),
-                };
-                d.attrs.push((key, v));
-            });
+            kept_attrs(&mut d.attrs, &call);
         }
         self.close(id, end, c.status, None);
     }
@@ -293,14 +298,7 @@ impl Encoder {
         if self.keep {
             let call = c.resolve(&self.names);
             let mut attrs = Vec::new();
-            call.each_attr(|key, v| {
-                let v = match v {
-                    AttrRef::Str(t) => AttrValue::Str(t.to_string()),
-                    AttrRef::Static(t) => AttrValue::Static(t),
-                    AttrRef::Int(n) => AttrValue::Int(n),
-                };
-                attrs.push((key, v));
-            });
+            kept_attrs(&mut attrs, &call);
             self.kept.push(SpanData {
                 id,
                 parent,

@@ -56,6 +56,8 @@ pub(crate) struct Encoder {
     /// The last parent span id written, in hex: the calls of a loop share their parent.
     parent_hex: Option<(SpanId, [u8; 16])>,
     secs: span_json::Seconds,
+    /// The record of the last whole model call, which a `RepeatCall` says again.
+    last_whole: Option<Box<CallRecord>>,
 }
 
 /// The attributes' JSON of number-free model calls, by what they say, with the entry found
@@ -186,6 +188,7 @@ impl Encoder {
             scratch: (Vec::new(), Vec::new()),
             parent_hex: None,
             secs: span_json::Seconds::default(),
+            last_whole: None,
         }
     }
 
@@ -209,6 +212,19 @@ impl Encoder {
                     if let Some(c) = calls.next() {
                         let parent = parent.map(u64::from);
                         self.whole_call(id, parent, nanos(start), nanos(end), c);
+                        self.last_whole = Some(Box::new(c.clone()));
+                    }
+                }
+                Event::RepeatCall {
+                    id,
+                    parent,
+                    start,
+                    end,
+                } => {
+                    if let Some(c) = self.last_whole.take() {
+                        let parent = parent.map(u64::from);
+                        self.whole_call(id, parent, nanos(start), nanos(end), &c);
+                        self.last_whole = Some(c);
                     }
                 }
                 e => self.event(e),
@@ -343,7 +359,7 @@ impl Encoder {
                 status,
                 message,
             } => self.close(id, nanos(end), status, message.as_deref()),
-            Event::ModelCall { .. } | Event::WholeCall { .. } => {}
+            Event::ModelCall { .. } | Event::WholeCall { .. } | Event::RepeatCall { .. } => {}
         }
     }
 

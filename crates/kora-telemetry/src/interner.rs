@@ -55,6 +55,18 @@ impl Interner {
         self.look_up(s, slot, batch)
     }
 
+    /// Whether `t` stands for `s`, without interning `s`.
+    #[inline]
+    pub(crate) fn is(&self, t: &Text, s: &str) -> bool {
+        match t {
+            Text::Interned(id) => self
+                .names
+                .get(*id as usize)
+                .is_some_and(|n| same(n.as_bytes(), s.as_bytes())),
+            Text::Owned(o) => **o == *s,
+        }
+    }
+
     /// `text` past the cache: the table, or a new entry.
     #[cold]
     fn look_up(&mut self, s: &str, slot: usize, batch: &mut Vec<Event>) -> Text {

@@ -19,7 +19,7 @@ use crate::encoder::Encoder;
 use crate::handoff::Handoff;
 use crate::interner::Interner;
 use crate::otlp::nanos;
-use crate::span_event::{Batch, CallRecord, Event, Val, BATCH, STREAMING_BATCH};
+use crate::span_event::{Batch, CallRecord, Event, Text, Val, BATCH, STREAMING_BATCH};
 use crate::trace_out::TraceOut;
 
 /// One span as recorded.
@@ -119,6 +119,8 @@ pub struct Recorder {
     batch: Batch,
     /// A span closing at or after this hands the batch over, full or not.
     hand_by: SystemTime,
+    /// The record of the last whole model call, which a repeat of it refers to.
+    last_whole: Option<CallRecord>,
     /// Records a batch holds before it is handed over: `BATCH`, then `STREAMING_BATCH`
     /// once the encoder runs on its own thread.
     limit: usize,
@@ -185,6 +187,7 @@ impl Recorder {
             batch: Batch::new(),
             hand_by: UNIX_EPOCH,
             limit: BATCH,
+            last_whole: None,
             to,
         }
     }
@@ -218,6 +221,35 @@ impl Recorder {
                 self.limit = STREAMING_BATCH;
             }
         }
+    }
+
+    /// Whether `call` says what the last whole call's record says, checked without interning.
+    fn repeats(&self, call: &ModelCallSpan<'_>, status: SpanStatus) -> bool {
+        let Some(r) = &self.last_whole else {
+            return false;
+        };
+        let text = |t: &Option<Text>, s: Option<&str>| match (t, s) {
+            (Some(t), Some(s)) => self.names.is(t, s),
+            (None, None) => true,
+            _ => false,
+        };
+        // The runtime's words are compared by address: a copy of one is only not a repeat.
+        let word = |a: &'static str, b: &'static str| std::ptr::eq(a, b);
+        let words = |a: Option<&'static str>, b: Option<&'static str>| match (a, b) {
+            (Some(a), Some(b)) => word(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        r.status == status
+            && word(r.answered, call.answered)
+            && words(r.outcome, call.outcome)
+            && words(r.provider, call.provider)
+            && r.usage == call.usage
+            && r.attempts == call.attempts
+            && r.dropped_exchanges == call.dropped_exchanges
+            && self.names.is(&r.model, call.model)
+            && self.names.is(&r.site, call.site)
+            && text(&r.agent, call.agent)
+            && text(&r.error_type, call.error_type)
     }
 
     /// A model call's record, its strings interned.
@@ -337,16 +369,27 @@ impl Tracer for Recorder {
         status: SpanStatus,
     ) -> SpanId {
         self.last += 1;
-        let record = self.call_record(call, status);
-        self.batch.calls.push(record);
-        self.push(Event::WholeCall {
-            id: self.last,
-            parent: parent.and_then(NonZeroU64::new),
-            start,
-            end,
-        });
+        let (id, parent) = (self.last, parent.and_then(NonZeroU64::new));
+        if self.repeats(call, status) {
+            self.push(Event::RepeatCall {
+                id,
+                parent,
+                start,
+                end,
+            });
+        } else {
+            let record = self.call_record(call, status);
+            self.last_whole = Some(record.clone());
+            self.batch.calls.push(record);
+            self.push(Event::WholeCall {
+                id,
+                parent,
+                start,
+                end,
+            });
+        }
         self.ended(end);
-        self.last
+        id
     }
 }
 
@@ -466,10 +509,16 @@ mod tests {
             }
             // Closed already: a record for it says nothing.
             rec.close_model_call(run + 1, &calls[1], at(3), SpanStatus::Ok);
-            // Whole calls (nothing ran inside them), the mocked one twice so its JSON is reused.
-            for (i, call) in [calls[0], calls[1], calls[1]].iter().enumerate() {
-                let status = [SpanStatus::Error, SpanStatus::Ok, SpanStatus::Unset][i];
-                rec.model_call(Some(run), at(3), call, at(4), status);
+            // Whole calls (nothing ran inside them): the mocked one again says what the one
+            // before it said (a repeat, no record of its own), then differs in its status.
+            for (i, call) in [calls[0], calls[1], calls[1], calls[1]].iter().enumerate() {
+                let status = [
+                    SpanStatus::Error,
+                    SpanStatus::Ok,
+                    SpanStatus::Ok,
+                    SpanStatus::Unset,
+                ][i];
+                rec.model_call(Some(run), at(3 + i as u64), call, at(4 + i as u64), status);
             }
             rec.close(run, at(4), SpanStatus::Ok, None);
         };
@@ -478,11 +527,13 @@ mod tests {
         let mut split = Recorder::streaming();
         record(&mut Split(&mut split));
         let (whole, split) = (whole.finish(at(9)), split.finish(at(9)));
-        assert_eq!(whole.spans.len(), 8);
+        assert_eq!(whole.spans.len(), 9);
         assert_eq!(whole.spans[4].name, "chat m\"odd\n");
         assert_eq!(whole.spans[4].attrs.len(), 12);
-        assert_eq!(whole.spans[6].status, SpanStatus::Unset);
-        assert_eq!(whole.spans[6].parent, Some(1));
+        assert_eq!(whole.spans[6].str("kora.answered_by"), Some("mock"));
+        assert_eq!(whole.spans[6].end, Some(at(6)));
+        assert_eq!(whole.spans[7].status, SpanStatus::Unset);
+        assert_eq!(whole.spans[7].parent, Some(1));
         for (a, b) in whole.spans.iter().zip(&split.spans) {
             assert_eq!((&a.name, &a.attrs, a.status), (&b.name, &b.attrs, b.status));
         }

@@ -24,7 +24,7 @@ pub(crate) const BATCH: usize = 512;
 pub(crate) const STREAMING_BATCH: usize = 128;
 
 /// A string a record refers to.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Text {
     /// An entry of the run's interned strings, announced by an `Event::Intern` before its first use.
     Interned(u32),
@@ -79,10 +79,18 @@ pub(crate) enum Event {
         start: SystemTime,
         end: SystemTime,
     },
+    /// A whole call that says what the last `WholeCall` said (a loop's calls from one site):
+    /// no `CallRecord` of its own.
+    RepeatCall {
+        id: SpanId,
+        parent: Option<NonZeroU64>,
+        start: SystemTime,
+        end: SystemTime,
+    },
 }
 
 /// `ModelCallSpan` with its strings interned: a model call's attributes in one record.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct CallRecord {
     pub model: Text,
     pub site: Text,

@@ -442,17 +442,23 @@ test \"an item\":
     );
 }
 
-/// Two secrets from different `classified(...)` sites carry different inline tags; their
-/// join (`label_small::join_ids`, memoised) must keep a classified label through the fast
-/// paths, and releasing the joined value is what lets it reach the model.
+/// Two secrets from different `classified(...)` sites, or a secret and unverified text's
+/// number, carry different inline tags; their join (`label_small::join_ids`, memoised) must
+/// keep a classified label through the fast paths, and releasing the joined value is what
+/// lets it reach the model.
 #[test]
 fn two_inline_secrets_joined_on_the_fast_paths_stay_classified() {
     let fake = FakeProvider::start();
     let d = temp_dir("kora-labels-inline", "two-tags");
     write_fake_config(&d, &fake.openai_endpoint());
-    let decls = "def f(a: int, b: int) -> int:\n    t = a\n    t += b\n    if t > a:\n        return t - 1\n    return a * b\n\nn = classified(424242)\nm = classified(7)\n";
+    // An unverified 7: a comparison of file text is labelled with the text's label.
+    std::fs::write(d.join("u.txt"), "x").expect("input");
+    let decls = "use fs\n\ndef f(a: int, b: int) -> int:\n    t = a\n    t += b\n    if t > a:\n        return t - 1\n    return a * b\n\ndef seven() -> int:\n    text: str = fs.read(\"u.txt\") else (why, kind):\n        return 0\n    return (text == \"x\") + 6\n\nn = classified(424242)\nm = classified(7)\nu = seven()\n";
     for (setup, needle) in [
         ("v = f(n, m) + f(m, n)", "848496"),
+        // Classified and unverified: the join must keep the classified part.
+        ("v = u + n", "424249"),
+        ("v = f(u, n) * 2", "848496"),
         (
             "v = 0\nfor i in range(3):\n    v = n * 2 + m + v\nv = v % 100000000",
             "2545473",

@@ -110,7 +110,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "d = {n: n + 1}\nv = d.get(n)",
         "424243",
     ),
-    // The fast paths (`exec::fast_arith`, the branch test, `conforms_quick`): each case
+    // The inline paths (`label_ops::small_ints`, the branch test, `conforms_quick`): each case
     // runs inside a function, where the operands are locals, as in a hot loop.
     (
         "fast_local_arith",

@@ -58,12 +58,10 @@ impl Models {
 
 /// What a model said is unverified: the strings of an `Ok` payload are labelled so. Numbers
 /// and booleans were narrowed by the typed parse the answer went through.
-fn model_output(v: Value, site: &str) -> Value {
+fn model_output(v: Value, origin: u32) -> Value {
     match &v {
         Value::Outcome(o) if o.tag == crate::value::OutcomeTag::Ok => {
-            let tag = crate::label::Tag::unverified(crate::label::origin(&format!(
-                "the answer of the `analyze` call at {site}"
-            )));
+            let tag = crate::label::Tag::unverified(origin);
             let payload = crate::label::on_strings(o.payload.clone(), tag);
             Value::outcome(o.tag, crate::redact::restore(payload))
         }
@@ -72,10 +70,20 @@ fn model_output(v: Value, site: &str) -> Value {
 }
 
 impl Interp<'_> {
+    /// The label origin of the answers of the call at `site`.
+    fn answer_origin(&mut self, site: &str) -> u32 {
+        if let Some(&o) = self.answer_origins.get(site) {
+            return o;
+        }
+        let o = crate::label::origin(&format!("the answer of the `analyze` call at {site}"));
+        self.answer_origins.insert(site.to_string(), o);
+        o
+    }
+
     pub(crate) fn analyze(&mut self, call: &AnalyzeCall) -> RtResult<Value> {
         if self.tracing.is_none() {
             let r = self.analyze_call(call, &mut ModelObs::default());
-            return r.map(|v| model_output(v, &call.site));
+            return r.map(|v| model_output(v, self.answer_origin(&call.site)));
         }
         // trace: one span per call (mock, cassette and every attempt included), see model_span.rs.
         let start = std::time::SystemTime::now();
@@ -85,7 +93,7 @@ impl Interp<'_> {
         };
         let r = self.analyze_call(call, &mut obs);
         self.trace_model_call(call, start, &obs, &r);
-        r.map(|v| model_output(v, &call.site))
+        r.map(|v| model_output(v, self.answer_origin(&call.site)))
     }
 
     fn analyze_call(&mut self, call: &AnalyzeCall, obs: &mut ModelObs) -> RtResult<Value> {
@@ -167,8 +175,10 @@ impl Interp<'_> {
         // trace: which model, whoever answers.
         obs.model = Some(entry.name.clone());
         obs.provider = Some(ModelObs::provider_of(entry.api));
-        // From here on the call's span is open, so what its tools run (an agent) nests under it.
-        self.open_model_span(obs);
+        // From here on the span of a call with tools is open, so what they run (an agent) nests under it.
+        if call.tools.is_some() {
+            self.open_model_span(obs);
+        }
         // A test's mocks answer before the cassette or the model.
         if let Some(answer) = self.mock_answer(call) {
             if answer.is_ok() {

@@ -125,8 +125,13 @@ impl Interp<'_> {
         let Some(shared) = self.models.clone() else {
             return Ok(());
         };
-        let cfg = crate::analyze::lock(&shared).config.clone();
-        let allows = |sink: &str| cfg.sink_covers(sink, called, entry);
+        // Read under the lock only when a classified value asks: a copy of the whole
+        // configuration per model call was most of what a call's label check cost.
+        let allows = |sink: &str| {
+            crate::analyze::lock(&shared)
+                .config
+                .sink_covers(sink, called, entry)
+        };
         for (what, v) in parts {
             label::each_labeled(v, &mut |l| {
                 if l.is_classified() {

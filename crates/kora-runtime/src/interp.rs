@@ -101,6 +101,9 @@ pub struct Interp<'io> {
     /// The model a running tool loop answers to (the name the call gave, the entry it
     /// resolved to): a tool's result is checked against it before it is sent.
     pub(crate) model_sink: Option<(Option<String>, kora_models::ModelEntry, String)>,
+    /// The label origin of each call site's answers: described and interned once a site,
+    /// not once a call (interning takes a lock every thread shares).
+    pub(crate) answer_origins: std::collections::HashMap<String, u32, rustc_hash::FxBuildHasher>,
     pub(crate) input: Option<&'io mut dyn std::io::BufRead>,
     pub(crate) debugger: Option<Box<dyn Debugger + 'io>>,
     /// The standard library's run state, made at the first standard-library call.
@@ -160,6 +163,7 @@ impl<'io> Interp<'io> {
             models: None,
             guard_depth: 0,
             model_sink: None,
+            answer_origins: Default::default(),
             input: None,
             debugger: None,
             host: None,

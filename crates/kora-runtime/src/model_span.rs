@@ -13,7 +13,7 @@ use kora_syntax::ast::FuncKind;
 
 use crate::error::RtResult;
 use crate::interp::Interp;
-use crate::trace::{AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus, Spend};
+use crate::trace::{AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus, Spend, Tracer};
 use crate::value::Value;
 
 /// Who answered a model call.
@@ -58,8 +58,9 @@ impl ModelObs {
 }
 
 impl Interp<'_> {
-    /// Opens the call's span once its model is known; it stays the innermost open span
-    /// until the call ends, so agents its tools call nest under it.
+    /// Opens the call's span once its model is known, for a call with tools: it stays the
+    /// innermost open span until the call ends, so agents its tools call nest under it. A
+    /// call without tools runs nothing inside it, and its span is reported whole at its end.
     pub(crate) fn open_model_span(&mut self, obs: &mut ModelObs) {
         let (Some(t), Some(start)) = (self.tracing.as_mut(), obs.start) else {
             return;
@@ -86,20 +87,6 @@ impl Interp<'_> {
             return;
         };
         let model = obs.model.as_deref().unwrap_or("unknown");
-        let span = match obs.span {
-            Some(id) => {
-                // Everything opened inside the call has closed by now; the call's span is on top.
-                if let Some(at) = t.open.iter().rposition(|&o| o == id) {
-                    t.open.truncate(at);
-                }
-                id
-            }
-            None => {
-                let parent = t.open.last().copied();
-                t.sink
-                    .open_named(SpanKind::ModelCall, "chat ", model, parent, start)
-            }
-        };
         let answered = match obs.answered {
             Answered::Nobody => "nobody",
             Answered::Mock => "mock",
@@ -114,46 +101,6 @@ impl Interp<'_> {
                 calls: 1,
                 steps: obs.turns.max(1),
             });
-        }
-        for (i, a) in obs.attempts.iter().enumerate() {
-            let id = t.sink.open_named(
-                SpanKind::Attempt,
-                "attempt ",
-                &(i + 1).to_string(),
-                Some(span),
-                a.started,
-            );
-            t.sink
-                .attr(id, "gen_ai.operation.name", AttrValue::Static("chat"));
-            t.sink.attr_str(id, "gen_ai.request.model", model);
-            t.sink
-                .attr(id, "kora.attempt", AttrValue::count(i as u64 + 1));
-            t.sink.attr(
-                id,
-                "gen_ai.usage.input_tokens",
-                AttrValue::count(a.usage.input_tokens),
-            );
-            t.sink.attr(
-                id,
-                "gen_ai.usage.output_tokens",
-                AttrValue::count(a.usage.output_tokens),
-            );
-            if let Some(code) = a.status {
-                t.sink.attr(
-                    id,
-                    "http.response.status_code",
-                    AttrValue::count(u64::from(code)),
-                );
-            }
-            // A provider's error text may quote the request back, so only its kind is kept.
-            let status = match &a.error {
-                None => SpanStatus::Ok,
-                Some(_) => {
-                    t.sink.attr_str(id, "error.type", &error_type(a.status));
-                    SpanStatus::Error
-                }
-            };
-            t.sink.close(id, a.started + a.duration, status, None);
         }
         // Messages are never copied into a span: a runtime error or a provider's
         // text can quote program values, and a classified one must not leak here.
@@ -191,8 +138,70 @@ impl Interp<'_> {
             outcome,
             error_type: error.or(failed_kind.as_deref()),
         };
-        t.sink
-            .close_model_call(span, &record, SystemTime::now(), status);
+        let end = SystemTime::now();
+        match obs.span {
+            Some(id) => {
+                // Everything opened inside the call has closed by now; the call's span is on top.
+                if let Some(at) = t.open.iter().rposition(|&o| o == id) {
+                    t.open.truncate(at);
+                }
+                if !obs.attempts.is_empty() {
+                    trace_attempts(t.sink.as_mut(), id, model, &obs.attempts);
+                }
+                t.sink.close_model_call(id, &record, end, status);
+            }
+            None => {
+                // Nothing ran inside it, so its span is reported whole; the attempts follow
+                // it under its id, which no tracer needs to have seen closing last.
+                let parent = t.open.last().copied();
+                let id = t.sink.model_call(parent, start, &record, end, status);
+                if !obs.attempts.is_empty() {
+                    trace_attempts(t.sink.as_mut(), id, model, &obs.attempts);
+                }
+            }
+        }
+    }
+}
+
+/// One child span per HTTP attempt of the call whose span is `span`.
+fn trace_attempts(sink: &mut dyn Tracer, span: SpanId, model: &str, attempts: &[Attempt]) {
+    for (i, a) in attempts.iter().enumerate() {
+        let id = sink.open_named(
+            SpanKind::Attempt,
+            "attempt ",
+            &(i + 1).to_string(),
+            Some(span),
+            a.started,
+        );
+        sink.attr(id, "gen_ai.operation.name", AttrValue::Static("chat"));
+        sink.attr_str(id, "gen_ai.request.model", model);
+        sink.attr(id, "kora.attempt", AttrValue::count(i as u64 + 1));
+        sink.attr(
+            id,
+            "gen_ai.usage.input_tokens",
+            AttrValue::count(a.usage.input_tokens),
+        );
+        sink.attr(
+            id,
+            "gen_ai.usage.output_tokens",
+            AttrValue::count(a.usage.output_tokens),
+        );
+        if let Some(code) = a.status {
+            sink.attr(
+                id,
+                "http.response.status_code",
+                AttrValue::count(u64::from(code)),
+            );
+        }
+        // A provider's error text may quote the request back, so only its kind is kept.
+        let status = match &a.error {
+            None => SpanStatus::Ok,
+            Some(_) => {
+                sink.attr_str(id, "error.type", &error_type(a.status));
+                SpanStatus::Error
+            }
+        };
+        sink.close(id, a.started + a.duration, status, None);
     }
 }
 

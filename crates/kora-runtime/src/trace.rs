@@ -108,6 +108,22 @@ pub trait Tracer {
         });
         self.close(span, end, status, None);
     }
+
+    /// A model call inside which nothing ran (no tools), reported once it has ended: its
+    /// span opens and closes in one step. A tracer that records as it goes overrides this
+    /// to make one record of the call instead of an opening and a closing.
+    fn model_call(
+        &mut self,
+        parent: Option<SpanId>,
+        start: SystemTime,
+        call: &ModelCallSpan<'_>,
+        end: SystemTime,
+        status: SpanStatus,
+    ) -> SpanId {
+        let id = self.open_named(SpanKind::ModelCall, "chat ", call.model, parent, start);
+        self.close_model_call(id, call, end, status);
+        id
+    }
 }
 
 /// An attribute's value as `ModelCallSpan::each_attr` lends it.
@@ -317,5 +333,15 @@ impl<T: Tracer + ?Sized> Tracer for &mut T {
         status: SpanStatus,
     ) {
         (**self).close_model_call(span, call, end, status)
+    }
+    fn model_call(
+        &mut self,
+        parent: Option<SpanId>,
+        start: SystemTime,
+        call: &ModelCallSpan<'_>,
+        end: SystemTime,
+        status: SpanStatus,
+    ) -> SpanId {
+        (**self).model_call(parent, start, call, end, status)
     }
 }

@@ -50,7 +50,51 @@ pub(crate) struct Encoder {
     /// Where closed spans' JSON goes; `None` keeps data only.
     out: Option<TraceOut>,
     /// The attributes' JSON of model calls that carry no number, by what they say.
-    calls: HashMap<CallKey, Vec<u8>, BuildHasherDefault<Fold>>,
+    calls: CallJson,
+    /// A whole model call's name and (uncached) attributes, encoded before it is written.
+    scratch: (Vec<u8>, Vec<u8>),
+    /// The last parent span id written, in hex: the calls of a loop share their parent.
+    parent_hex: Option<(SpanId, [u8; 16])>,
+    secs: span_json::Seconds,
+}
+
+/// The attributes' JSON of number-free model calls, by what they say, with the entry found
+/// last kept aside: the calls of a loop ask for the same one each time, and comparing
+/// keys is cheaper than hashing one.
+#[derive(Default)]
+struct CallJson {
+    index: HashMap<CallKey, u32, BuildHasherDefault<Fold>>,
+    json: Vec<Vec<u8>>,
+    last: Option<(CallKey, u32)>,
+}
+
+impl CallJson {
+    /// The JSON of `c`'s attributes, when `c` carries no number and there is room to keep it.
+    fn get(&mut self, c: &CallRecord, names: &[Box<str>]) -> Option<&[u8]> {
+        let key = CallKey::of(c)?;
+        let at = match self.last {
+            Some((k, at)) if k == key => at,
+            _ => {
+                let at = match self.index.get(&key) {
+                    Some(&at) => at,
+                    None => {
+                        if self.json.len() >= CALLS_KEPT {
+                            return None;
+                        }
+                        let mut json = Vec::new();
+                        call_json(&mut json, &c.resolve(names));
+                        self.json.push(json);
+                        let at = (self.json.len() - 1) as u32;
+                        self.index.insert(key, at);
+                        at
+                    }
+                };
+                self.last = Some((key, at));
+                at
+            }
+        };
+        self.json.get(at as usize).map(Vec::as_slice)
+    }
 }
 
 /// The most distinct number-free model calls whose JSON is kept.
@@ -108,6 +152,18 @@ fn call_json(out: &mut Vec<u8>, call: &ModelCallSpan<'_>) {
     });
 }
 
+/// A model call's attributes as a kept `SpanData` holds them, after any already in `attrs`.
+fn kept_attrs(attrs: &mut Vec<(&'static str, AttrValue)>, call: &ModelCallSpan<'_>) {
+    call.each_attr(|key, v| {
+        let v = match v {
+            AttrRef::Str(t) => AttrValue::Str(t.to_string()),
+            AttrRef::Static(t) => AttrValue::Static(t),
+            AttrRef::Int(n) => AttrValue::Int(n),
+        };
+        attrs.push((key, v));
+    });
+}
+
 /// What an encoder made of a whole run.
 pub(crate) struct Encoded {
     pub spans: Vec<SpanData>,
@@ -126,23 +182,39 @@ impl Encoder {
             keep,
             kept: Vec::new(),
             out,
-            calls: HashMap::default(),
+            calls: CallJson::default(),
+            scratch: (Vec::new(), Vec::new()),
+            parent_hex: None,
+            secs: span_json::Seconds::default(),
         }
     }
 
     /// Replays a batch, leaving it empty with its capacity for the recorder to fill again.
     pub(crate) fn take(&mut self, batch: &mut Batch) {
-        let mut calls = batch.calls.drain(..);
+        // Records are read in place and dropped together at the end, not moved out one by one.
+        let mut calls = batch.calls.iter();
         for e in batch.events.drain(..) {
             match e {
                 Event::ModelCall { id, end } => {
                     if let Some(c) = calls.next() {
-                        self.model_call(id, nanos(end), &c);
+                        self.model_call(id, nanos(end), c);
+                    }
+                }
+                Event::WholeCall {
+                    id,
+                    parent,
+                    start,
+                    end,
+                } => {
+                    if let Some(c) = calls.next() {
+                        let parent = parent.map(u64::from);
+                        self.whole_call(id, parent, nanos(start), nanos(end), c);
                     }
                 }
                 e => self.event(e),
             }
         }
+        batch.calls.clear();
     }
 
     /// A model call's attributes, in `ModelCallSpan::each_attr`'s order, then its end.
@@ -152,38 +224,93 @@ impl Encoder {
         };
         let call = c.resolve(&self.names);
         if self.out.is_some() {
-            match CallKey::of(c) {
-                Some(key) => {
-                    if !self.calls.contains_key(&key) && self.calls.len() < CALLS_KEPT {
-                        let mut json = Vec::new();
-                        call_json(&mut json, &call);
-                        self.calls.insert(key, json);
+            match self.calls.get(c, &self.names) {
+                Some(json) => {
+                    // Kept without the comma that follows attributes given earlier.
+                    if !s.attrs.is_empty() && !json.is_empty() {
+                        s.attrs.push(b',');
                     }
-                    match self.calls.get(&key) {
-                        Some(json) => {
-                            // Kept without the comma that follows attributes given earlier.
-                            if !s.attrs.is_empty() && !json.is_empty() {
-                                s.attrs.push(b',');
-                            }
-                            s.attrs.extend_from_slice(json);
-                        }
-                        None => call_json(&mut s.attrs, &call),
-                    }
+                    s.attrs.extend_from_slice(json);
                 }
                 None => call_json(&mut s.attrs, &call),
             }
         }
         if let Some(d) = &mut s.data {
-            call.each_attr(|key, v| {
-                let v = match v {
-                    AttrRef::Str(t) => AttrValue::Str(t.to_string()),
-                    AttrRef::Static(t) => AttrValue::Static(t),
-                    AttrRef::Int(n) => AttrValue::Int(n),
-                };
-                d.attrs.push((key, v));
-            });
+            kept_attrs(&mut d.attrs, &call);
         }
         self.close(id, end, c.status, None);
+    }
+
+    /// A model call's whole span, written at once: no open span to keep, no buffers to fill.
+    fn whole_call(
+        &mut self,
+        id: SpanId,
+        parent: Option<SpanId>,
+        start: Nanos,
+        end: Nanos,
+        c: &CallRecord,
+    ) {
+        if let Some(out) = &mut self.out {
+            let (name, uncached) = &mut self.scratch;
+            name.clear();
+            name.extend_from_slice(b"\"chat ");
+            match &c.model {
+                Text::Interned(i) => {
+                    if let Some(e) = self.escaped.get(*i as usize) {
+                        name.extend_from_slice(e);
+                    }
+                }
+                Text::Owned(m) => span_json::escaped(name, m),
+            }
+            name.push(b'"');
+            let attrs = match self.calls.get(c, &self.names) {
+                Some(json) => json,
+                None => {
+                    uncached.clear();
+                    call_json(uncached, &c.resolve(&self.names));
+                    uncached
+                }
+            };
+            let parent = parent.map(|p| match self.parent_hex {
+                Some((q, hex)) if q == p => hex,
+                _ => {
+                    let hex = span_json::id_hex(&self.ids, p);
+                    self.parent_hex = Some((p, hex));
+                    hex
+                }
+            });
+            span_json::Closed {
+                head: &self.head,
+                ids: &self.ids,
+                id,
+                parent,
+                kind: SpanKind::ModelCall,
+                name,
+                start,
+                end,
+                attrs,
+                status: c.status,
+                message: None,
+            }
+            .write(out.item(), &mut self.secs);
+            out.written();
+        }
+        if self.keep {
+            let call = c.resolve(&self.names);
+            let mut attrs = Vec::new();
+            kept_attrs(&mut attrs, &call);
+            self.kept.push(SpanData {
+                id,
+                parent,
+                kind: SpanKind::ModelCall,
+                name: format!("chat {}", call.model),
+                start: time(start),
+                end: Some(time(end)),
+                attrs,
+                status: c.status,
+                message: None,
+            });
+        }
     }
 
     fn event(&mut self, e: Event) {
@@ -216,7 +343,7 @@ impl Encoder {
                 status,
                 message,
             } => self.close(id, nanos(end), status, message.as_deref()),
-            Event::ModelCall { .. } => {}
+            Event::ModelCall { .. } | Event::WholeCall { .. } => {}
         }
     }
 
@@ -297,7 +424,7 @@ impl Encoder {
                 head: &self.head,
                 ids: &self.ids,
                 id: s.id,
-                parent: s.parent,
+                parent: s.parent.map(|p| span_json::id_hex(&self.ids, p)),
                 kind: s.kind,
                 name: &s.name,
                 start: s.start,
@@ -306,7 +433,7 @@ impl Encoder {
                 status,
                 message,
             }
-            .write(out.item());
+            .write(out.item(), &mut self.secs);
             out.written();
         }
         if let Some(mut d) = s.data.take() {

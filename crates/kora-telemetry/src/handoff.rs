@@ -101,6 +101,11 @@ impl Handoff {
         }
     }
 
+    /// Whether batches go to the encoder's own thread.
+    pub(crate) fn is_thread(&self) -> bool {
+        matches!(self, Handoff::Thread(_))
+    }
+
     /// Hands over the last records and waits for the encoder to take them all; `Err` carries
     /// the trace file to report broken when the encoder's thread was lost.
     pub(crate) fn finish(mut self, mut last: Batch) -> Result<Encoder, Option<PathBuf>> {

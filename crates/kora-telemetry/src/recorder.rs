@@ -19,7 +19,7 @@ use crate::encoder::Encoder;
 use crate::handoff::Handoff;
 use crate::interner::Interner;
 use crate::otlp::nanos;
-use crate::span_event::{Batch, CallRecord, Event, Val, BATCH};
+use crate::span_event::{Batch, CallRecord, Event, Val, BATCH, STREAMING_BATCH};
 use crate::trace_out::TraceOut;
 
 /// One span as recorded.
@@ -119,6 +119,9 @@ pub struct Recorder {
     batch: Batch,
     /// A span closing at or after this hands the batch over, full or not.
     hand_by: SystemTime,
+    /// Records a batch holds before it is handed over: `BATCH`, then `STREAMING_BATCH`
+    /// once the encoder runs on its own thread.
+    limit: usize,
     to: Handoff,
 }
 
@@ -151,8 +154,14 @@ impl Recorder {
         let ids = RunIds::new();
         let tmp = dir.join(format!("{}.json.tmp", ids.run_id));
         let file = crate::otlp::envelope_parts(&ids, program).and_then(|(prefix, suffix)| {
-            std::fs::create_dir_all(dir).ok()?;
-            let file = File::create(&tmp).ok()?;
+            // The folder is made by a project's first run only: trying the file first saves
+            // every later run two system calls.
+            let file = File::create(&tmp)
+                .or_else(|_| {
+                    std::fs::create_dir_all(dir)?;
+                    File::create(&tmp)
+                })
+                .ok()?;
             Some(TraceOut::file(tmp.clone(), file, prefix, suffix))
         });
         let to = match file {
@@ -175,6 +184,7 @@ impl Recorder {
             names: Interner::default(),
             batch: Batch::new(),
             hand_by: UNIX_EPOCH,
+            limit: BATCH,
             to,
         }
     }
@@ -202,8 +212,29 @@ impl Recorder {
 
     fn push(&mut self, e: Event) {
         self.batch.events.push(e);
-        if self.batch.events.len() >= BATCH {
+        if self.batch.events.len() >= self.limit {
             self.to.hand(&mut self.batch, true);
+            if self.to.is_thread() {
+                self.limit = STREAMING_BATCH;
+            }
+        }
+    }
+
+    /// A model call's record, its strings interned.
+    fn call_record(&mut self, call: &ModelCallSpan<'_>, status: SpanStatus) -> CallRecord {
+        let events = &mut self.batch.events;
+        CallRecord {
+            model: self.names.text(call.model, events),
+            site: self.names.text(call.site, events),
+            agent: call.agent.map(|a| self.names.text(a, events)),
+            error_type: call.error_type.map(|e| self.names.text(e, events)),
+            provider: call.provider,
+            answered: call.answered,
+            outcome: call.outcome,
+            usage: call.usage,
+            attempts: call.attempts,
+            dropped_exchanges: call.dropped_exchanges,
+            status,
         }
     }
 
@@ -291,23 +322,31 @@ impl Tracer for Recorder {
         end: SystemTime,
         status: SpanStatus,
     ) {
-        let events = &mut self.batch.events;
-        let record = CallRecord {
-            model: self.names.text(call.model, events),
-            site: self.names.text(call.site, events),
-            agent: call.agent.map(|a| self.names.text(a, events)),
-            error_type: call.error_type.map(|e| self.names.text(e, events)),
-            provider: call.provider,
-            answered: call.answered,
-            outcome: call.outcome,
-            usage: call.usage,
-            attempts: call.attempts,
-            dropped_exchanges: call.dropped_exchanges,
-            status,
-        };
+        let record = self.call_record(call, status);
         self.batch.calls.push(record);
         self.push(Event::ModelCall { id: span, end });
         self.ended(end);
+    }
+
+    fn model_call(
+        &mut self,
+        parent: Option<SpanId>,
+        start: SystemTime,
+        call: &ModelCallSpan<'_>,
+        end: SystemTime,
+        status: SpanStatus,
+    ) -> SpanId {
+        self.last += 1;
+        let record = self.call_record(call, status);
+        self.batch.calls.push(record);
+        self.push(Event::WholeCall {
+            id: self.last,
+            parent: parent.and_then(NonZeroU64::new),
+            start,
+            end,
+        });
+        self.ended(end);
+        self.last
     }
 }
 
@@ -427,6 +466,11 @@ mod tests {
             }
             // Closed already: a record for it says nothing.
             rec.close_model_call(run + 1, &calls[1], at(3), SpanStatus::Ok);
+            // Whole calls (nothing ran inside them), the mocked one twice so its JSON is reused.
+            for (i, call) in [calls[0], calls[1], calls[1]].iter().enumerate() {
+                let status = [SpanStatus::Error, SpanStatus::Ok, SpanStatus::Unset][i];
+                rec.model_call(Some(run), at(3), call, at(4), status);
+            }
             rec.close(run, at(4), SpanStatus::Ok, None);
         };
         let mut whole = Recorder::streaming();
@@ -434,7 +478,11 @@ mod tests {
         let mut split = Recorder::streaming();
         record(&mut Split(&mut split));
         let (whole, split) = (whole.finish(at(9)), split.finish(at(9)));
-        assert_eq!(whole.spans.len(), 5);
+        assert_eq!(whole.spans.len(), 8);
+        assert_eq!(whole.spans[4].name, "chat m\"odd\n");
+        assert_eq!(whole.spans[4].attrs.len(), 12);
+        assert_eq!(whole.spans[6].status, SpanStatus::Unset);
+        assert_eq!(whole.spans[6].parent, Some(1));
         for (a, b) in whole.spans.iter().zip(&split.spans) {
             assert_eq!((&a.name, &a.attrs, a.status), (&b.name, &b.attrs, b.status));
         }

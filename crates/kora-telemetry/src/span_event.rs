@@ -18,6 +18,11 @@ pub(crate) type Nanos = u64;
 /// How many records a batch holds before it is handed over: about fifty model-call spans.
 pub(crate) const BATCH: usize = 512;
 
+/// How many records a batch holds once the encoder has a thread of its own: what is left
+/// in the last batch is encoded after the program ends, while the run waits, so batches
+/// that cross while it runs are kept small.
+pub(crate) const STREAMING_BATCH: usize = 128;
+
 /// A string a record refers to.
 #[derive(Debug)]
 pub(crate) enum Text {
@@ -66,6 +71,14 @@ pub(crate) enum Event {
     },
     /// A model call's span ends; what it says is the batch's next `CallRecord`.
     ModelCall { id: SpanId, end: SystemTime },
+    /// A model call's whole span, opened and closed in one record (nothing ran inside it);
+    /// what it says is the batch's next `CallRecord`, its name `chat ` and the model.
+    WholeCall {
+        id: SpanId,
+        parent: Option<NonZeroU64>,
+        start: SystemTime,
+        end: SystemTime,
+    },
 }
 
 /// `ModelCallSpan` with its strings interned: a model call's attributes in one record.
@@ -96,7 +109,8 @@ impl Batch {
     pub(crate) fn new() -> Batch {
         Batch {
             events: Vec::with_capacity(BATCH + 16),
-            calls: Vec::with_capacity(BATCH / 2),
+            // A mocked call is one event and one record: as many records as events at most.
+            calls: Vec::with_capacity(BATCH),
         }
     }
 }

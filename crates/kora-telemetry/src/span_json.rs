@@ -121,7 +121,8 @@ pub(crate) struct Closed<'a> {
     pub head: &'a [u8],
     pub ids: &'a RunIds,
     pub id: SpanId,
-    pub parent: Option<SpanId>,
+    /// The parent's span id in hex (`id_hex`).
+    pub parent: Option<[u8; 16]>,
     pub kind: SpanKind,
     /// The name as a JSON string literal (`name`).
     pub name: &'a [u8],
@@ -134,13 +135,14 @@ pub(crate) struct Closed<'a> {
 }
 
 impl Closed<'_> {
-    /// Appends the span, as an item of OTLP JSON's `spans` array, to `out`.
-    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+    /// Appends the span, as an item of OTLP JSON's `spans` array, to `out`; `secs` remembers
+    /// the last second written, which the next span's times most likely share.
+    pub(crate) fn write(&self, out: &mut Vec<u8>, secs: &mut Seconds) {
         out.extend_from_slice(self.head);
         hex_id(out, self.ids.span_id_bytes(self.id));
-        if let Some(p) = self.parent {
+        if let Some(p) = &self.parent {
             out.extend_from_slice(b"\",\"parentSpanId\":\"");
-            hex_id(out, self.ids.span_id_bytes(p));
+            out.extend_from_slice(p);
         }
         out.extend_from_slice(b"\",\"name\":");
         out.extend_from_slice(self.name);
@@ -149,9 +151,9 @@ impl Closed<'_> {
             SpanKind::ModelCall | SpanKind::Attempt => b",\"kind\":3,\"startTimeUnixNano\":\"",
             _ => b",\"kind\":1,\"startTimeUnixNano\":\"",
         });
-        uint(out, self.start);
+        time(out, self.start, secs);
         out.extend_from_slice(b"\",\"endTimeUnixNano\":\"");
-        uint(out, self.end);
+        time(out, self.end, secs);
         out.extend_from_slice(b"\",\"attributes\":[");
         out.extend_from_slice(self.attrs);
         out.extend_from_slice(b"],\"status\":{");
@@ -180,7 +182,7 @@ pub fn write_span(out: &mut Vec<u8>, ids: &RunIds, s: &SpanData, end: SystemTime
         head: &span_head(ids),
         ids,
         id: s.id,
-        parent: s.parent,
+        parent: s.parent.map(|p| id_hex(ids, p)),
         kind: s.kind,
         name: &n,
         start: nanos(s.start),
@@ -189,7 +191,7 @@ pub fn write_span(out: &mut Vec<u8>, ids: &RunIds, s: &SpanData, end: SystemTime
         status: s.status,
         message: s.message.as_deref(),
     }
-    .write(out);
+    .write(out, &mut Seconds::default());
 }
 
 fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -201,12 +203,21 @@ fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// A span id in hex: sixteen digits made in place and appended at once.
 fn hex_id(out: &mut Vec<u8>, id: [u8; 8]) {
+    out.extend_from_slice(&hex16(id));
+}
+
+/// The OTLP span id of span `id` of the run, in hex.
+pub(crate) fn id_hex(ids: &RunIds, id: SpanId) -> [u8; 16] {
+    hex16(ids.span_id_bytes(id))
+}
+
+fn hex16(id: [u8; 8]) -> [u8; 16] {
     let mut buf = [0u8; 16];
     for (i, b) in id.into_iter().enumerate() {
         buf[2 * i] = HEX[usize::from(b >> 4)];
         buf[2 * i + 1] = HEX[usize::from(b & 15)];
     }
-    out.extend_from_slice(&buf);
+    buf
 }
 
 /// A number in decimal. Times are 19 digits, so they go eight digits at a time in 32-bit
@@ -243,6 +254,40 @@ fn uint(out: &mut Vec<u8>, mut n: u64) {
         buf[i] = b'0' + m as u8;
     }
     out.extend_from_slice(&buf[i..]);
+}
+
+/// The seconds part of the last time written, and its ten digits.
+#[derive(Default)]
+pub(crate) struct Seconds {
+    secs: u64,
+    digits: [u8; 10],
+}
+
+/// A time in nanoseconds since the epoch, in decimal. From 2001 to 2286 a time is ten digits
+/// of seconds and nine of nanoseconds, and the spans of a run share their seconds, so only
+/// the nine are worked out for most; any other time is written as `uint` writes it.
+fn time(out: &mut Vec<u8>, n: Nanos, s: &mut Seconds) {
+    let secs = n / 1_000_000_000;
+    if !(1_000_000_000..10_000_000_000).contains(&secs) {
+        uint(out, n);
+        return;
+    }
+    if secs != s.secs {
+        let mut ten = Vec::with_capacity(10);
+        uint(&mut ten, secs);
+        s.digits.copy_from_slice(&ten);
+        s.secs = secs;
+    }
+    let mut buf = [0u8; 19];
+    buf[..10].copy_from_slice(&s.digits);
+    let mut sub = (n % 1_000_000_000) as u32;
+    for at in [17, 15, 13, 11] {
+        let d = (sub % 100) as usize * 2;
+        sub /= 100;
+        buf[at..at + 2].copy_from_slice(&DIGITS[d..d + 2]);
+    }
+    buf[10] = b'0' + sub as u8;
+    out.extend_from_slice(&buf);
 }
 
 /// Whether `bytes` can sit inside a JSON string as they are: eight bytes per step, since
@@ -302,6 +347,30 @@ pub(crate) fn escaped(out: &mut Vec<u8>, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_reads_as_its_number_whether_or_not_its_seconds_were_seen() {
+        let mut secs = Seconds::default();
+        let times = [
+            0,
+            999_999_999,
+            1_000_000_000_000_000_000 - 1,
+            1_000_000_000_000_000_000,
+            1_764_000_000_000_000_007,
+            1_764_000_000_000_000_090,
+            1_764_000_000_123_456_789,
+            1_764_000_001_000_000_000,
+            1_764_000_000_999_999_999,
+            9_999_999_999_999_999_999,
+            10_000_000_000_000_000_000,
+            u64::MAX,
+        ];
+        for n in times {
+            let mut out = Vec::new();
+            time(&mut out, n, &mut secs);
+            assert_eq!(String::from_utf8(out).expect("digits"), n.to_string());
+        }
+    }
     use crate::otlp::to_span;
     use kora_runtime::trace::Tracer;
     use opentelemetry_proto::tonic::trace::v1::Span;

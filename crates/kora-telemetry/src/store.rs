@@ -20,10 +20,9 @@ pub fn trace_dir(root: &Path) -> PathBuf {
 /// Writes a run's spans as OTLP JSON; returns the file written.
 pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, String> {
     let dir = trace_dir(root);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(format!("{}.json", rec.ids.run_id));
     let tmp = path.with_extension("json.tmp");
-    // Written during the run as spans closed (`trace_out.rs`): it only needs its name.
+    // Written during the run as spans closed (`trace_out.rs`), in this folder: it only needs its name.
     match &rec.streamed {
         Some(Streamed::File(done)) => {
             let named = std::fs::rename(done, &path);
@@ -32,7 +31,7 @@ pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, Str
             }
             return named
                 .map(|()| {
-                    prune(&dir);
+                    prune(&dir, &rec.ids.run_id);
                     path.clone()
                 })
                 .map_err(|e| format!("cannot write {}: {e}", path.display()));
@@ -45,6 +44,7 @@ pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, Str
         }
         _ => {}
     }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     std::fs::File::create(&tmp)
         .and_then(|f| {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
@@ -54,14 +54,29 @@ pub fn write(root: &Path, rec: &Recording, program: &str) -> Result<PathBuf, Str
         })
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    prune(&dir);
+    prune(&dir, &rec.ids.run_id);
     Ok(path)
 }
 
 /// How many traces a project keeps; older ones are deleted as new ones are written.
 pub const KEEP: usize = 200;
 
-fn prune(dir: &Path) {
+/// One run in this many prunes the folder. Listing a folder of `KEEP` traces costs about
+/// a tenth of a millisecond here, which every run would otherwise pay: more than the rest
+/// of writing its trace. So the folder holds `KEEP` traces and the few written since the
+/// last prune.
+const PRUNE_EVERY: u64 = 16;
+
+/// Whether the run `run_id` prunes: its id ends in random hex digits, so runs take turns.
+fn prunes(run_id: &str) -> bool {
+    let tail = run_id.rsplit('-').next().unwrap_or("");
+    u64::from_str_radix(tail, 16).map_or(true, |n| n % PRUNE_EVERY == 0)
+}
+
+fn prune(dir: &Path, run_id: &str) {
+    if !prunes(run_id) {
+        return;
+    }
     let all = list(dir);
     if all.len() > KEEP {
         for old in &all[..all.len() - KEEP] {
@@ -109,16 +124,18 @@ pub fn find(root: &Path, run: Option<&str>) -> Result<PathBuf, String> {
 
 /// Trace files in a folder, oldest first (run ids sort by time).
 fn list(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+    // Sorted by name as bytes: a `PathBuf` compares component by component, which for a
+    // folder of single-component names is the same order at several times the cost.
+    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .map(|e| e.file_name())
+                .filter(|n| n.as_encoded_bytes().ends_with(b".json"))
                 .collect()
         })
         .unwrap_or_default();
-    out.sort();
-    out
+    names.sort_unstable();
+    names.into_iter().map(|n| dir.join(n)).collect()
 }
 
 fn stem(p: &Path) -> String {
@@ -189,6 +206,37 @@ mod tests {
         let spans = &req.resource_spans[0].scope_spans[0].spans;
         assert_eq!(spans.len(), 301);
         assert_eq!(req, otlp::to_request(&recording, "main.ko"));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn one_run_in_sixteen_prunes_the_folder_back_to_the_newest_traces() {
+        let root = std::env::temp_dir().join(format!("kora-prune-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = trace_dir(&root);
+        std::fs::create_dir_all(&dir).expect("folder");
+        let name = |i: usize| format!("20260101-000000-{i:03}-0001");
+        for i in 0..KEEP + 5 {
+            std::fs::write(dir.join(format!("{}.json", name(i))), "{}").expect("trace");
+        }
+        let count = || std::fs::read_dir(&dir).expect("folder").count();
+        let mut rec = crate::Recorder::new().finish(UNIX_EPOCH);
+        rec.ids.run_id = "20260102-000000-000-0001".into();
+        write(&root, &rec, "main.ko").expect("written");
+        assert_eq!(
+            count(),
+            KEEP + 6,
+            "a run whose id ends in 1 leaves the folder alone"
+        );
+        rec.ids.run_id = "20260102-000000-000-00f0".into();
+        write(&root, &rec, "main.ko").expect("written");
+        assert_eq!(count(), KEEP);
+        for i in 0..7 {
+            assert!(!dir.join(format!("{}.json", name(i))).exists(), "{i}");
+        }
+        assert!(dir.join(format!("{}.json", name(7))).exists());
+        assert!(dir.join("20260102-000000-000-00f0.json").exists());
+        assert!(prunes("20260102-000000-000-a000") && !prunes("20260102-000000-000-a00f"));
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -82,10 +82,11 @@ impl TraceOut {
         let Some(mut f) = self.file else {
             return Streamed::Memory(self.buf);
         };
-        f.write(&self.buf);
-        let suffix = std::mem::take(&mut f.suffix);
-        f.write(&suffix);
-        f.write(b"\n");
+        // One write for the rest: a system call costs more here than the copy.
+        let mut rest = self.buf;
+        rest.extend_from_slice(&f.suffix);
+        rest.push(b'\n');
+        f.write(&rest);
         if !f.failed && f.file.flush().is_err() {
             f.failed = true;
         }

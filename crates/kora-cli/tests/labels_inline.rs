@@ -110,6 +110,72 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "d = {n: n + 1}\nv = d.get(n)",
         "424243",
     ),
+    // The inline paths (`label_ops::small_ints`, the branch test, `conforms_quick`): each case
+    // runs inside a function, where the operands are locals, as in a hot loop.
+    (
+        "fast_local_arith",
+        "def f(x: int) -> int:\n    return (x - 2) * 3 // 2 % 1000003 + x\n",
+        "v = f(n)",
+        "1060602",
+    ),
+    (
+        "fast_two_secrets_added",
+        "def f(x: int) -> int:\n    return x + x\n",
+        "v = f(n) + f(n - 1)",
+        "1696966",
+    ),
+    (
+        "fast_local_augmented",
+        "def f(x: int) -> int:\n    t = 1\n    t += x\n    t *= 2\n    return t\n",
+        "v = f(n)",
+        "848486",
+    ),
+    (
+        "fast_list_item_augmented",
+        "def f(x: int) -> int:\n    xs = [1, 2]\n    xs[1] += x\n    return xs[1]\n",
+        "v = f(n)",
+        "424244",
+    ),
+    (
+        "fast_dict_item_augmented",
+        "def f(x: int) -> int:\n    d = {\"a\": 1}\n    d[\"a\"] += x\n    return d[\"a\"]\n",
+        "v = f(n)",
+        "424243",
+    ),
+    (
+        "fast_branch_and_loop",
+        "def f(x: int) -> int:\n    t = x\n    while t > 424239:\n        t -= 1\n    if t < 5:\n        return 0\n    return t\n",
+        "v = f(n)",
+        "424239",
+    ),
+    (
+        "fast_float_param",
+        "def f(x: float) -> float:\n    return x\n",
+        "v = f(n) + 1",
+        "424243",
+    ),
+    (
+        "fast_bool_param",
+        "def f(b: bool) -> bool:\n    return b\n",
+        "v = f(flag)",
+        "True",
+    ),
+    (
+        "fast_comparison_value",
+        "def f(x: int) -> bool:\n    return x > 424241\n",
+        "v = f(n)",
+        "True",
+    ),
+    // Secret sort keys are revealed once to order the items; the items keep their labels.
+    ("sorted_secret_tuples", "", "v = sorted([(n, \"b\"), (1, \"a\")])[1]", "424242"),
+    ("sorted_secret_ints", "", "v = sorted([n + 3, n, n - 5])[0]", "424237"),
+    ("sorted_secret_strings", "", "v = sorted([str(n), \"1\"])[1]", "424242"),
+    (
+        "sorted_by_secret_key",
+        "",
+        "v = sorted([n, 1], key=lambda x: (str(x), 0), reverse=True)[0]",
+        "424242",
+    ),
     ("bool_itself", "", "v = flag", "True"),
     (
         "bool_match_literal",
@@ -374,4 +440,57 @@ test \"an item\":
         "{so}{}",
         text(&out.stderr)
     );
+}
+
+/// Two secrets from different `classified(...)` sites, or a secret and unverified text's
+/// number, carry different inline tags; their join (`label_small::join_ids`, memoised) must
+/// keep a classified label through the fast paths, and releasing the joined value is what
+/// lets it reach the model.
+#[test]
+fn two_inline_secrets_joined_on_the_fast_paths_stay_classified() {
+    let fake = FakeProvider::start();
+    let d = temp_dir("kora-labels-inline", "two-tags");
+    write_fake_config(&d, &fake.openai_endpoint());
+    // An unverified 7: a comparison of file text is labelled with the text's label.
+    std::fs::write(d.join("u.txt"), "x").expect("input");
+    let decls = "use fs\n\ndef f(a: int, b: int) -> int:\n    t = a\n    t += b\n    if t > a:\n        return t - 1\n    return a * b\n\ndef seven() -> int:\n    text: str = fs.read(\"u.txt\") else (why, kind):\n        return 0\n    return (text == \"x\") + 6\n\nn = classified(424242)\nm = classified(7)\nu = seven()\n";
+    for (setup, needle) in [
+        ("v = f(n, m) + f(m, n)", "848496"),
+        // Classified and unverified: the join must keep the classified part.
+        ("v = u + n", "424249"),
+        ("v = f(u, n) * 2", "848496"),
+        (
+            "v = 0\nfor i in range(3):\n    v = n * 2 + m + v\nv = v % 100000000",
+            "2545473",
+        ),
+        ("v = m\nv -= n", "-424235"),
+    ] {
+        fake.reset();
+        let src = format!("{decls}{setup}\nprint(v, f\"{{v}}\")\nr = analyze(v, \"look\")\n");
+        let out = run(&d, &src);
+        let (so, err) = (text(&out.stdout), text(&out.stderr));
+        assert!(
+            so.contains("__CLASSIFIED__ __CLASSIFIED__") && !so.contains(needle),
+            "{setup}: {so}{err}"
+        );
+        assert!(
+            out.status.code() == Some(1)
+                && err.contains("E1341")
+                && err.contains("`classified(...)` at main.ko:")
+                && !err.contains(needle)
+                && fake.count() == 0,
+            "{setup}: {err}"
+        );
+        let released = format!(
+            "{decls}{setup}\ndeclassify v for default:\n    r = analyze(v, \"look\")\nprint(\"sent\")\n"
+        );
+        let out = run(&d, &released);
+        let sent: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+        assert!(
+            out.status.success() && fake.count() == 1 && sent.contains(needle),
+            "{setup}: {}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+    }
 }

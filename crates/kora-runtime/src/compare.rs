@@ -70,7 +70,9 @@ fn eq(a: &Value, b: &Value, depth: u32) -> bool {
         (Native(x), Native(y)) => Rc::ptr_eq(x, y) || x.compare(y) == Some(Ordering::Equal),
         (Cell(c), _) => eq(&c.borrow(), b, depth),
         (_, Cell(c)) => eq(a, &c.borrow(), depth),
-        // Either form of label: the plain values compare.
+        // Either form of label: the plain values compare. Two boxes (secret dict keys met
+        // in a lookup) unwrap both at once rather than one per pass through this match.
+        (Labeled(x), Labeled(y)) => eq(&x.value, &y.value, depth),
         (Labeled(_) | LabeledSmall(_), _) => eq(&crate::label::plain(a), b, depth),
         (_, Labeled(_) | LabeledSmall(_)) => eq(a, &crate::label::plain(b), depth),
         _ => false,

@@ -66,6 +66,7 @@ impl Tag {
     }
 
     pub fn unverified(origin: u32) -> Tag {
+        ANY_UNVERIFIED.store(true, Ordering::Relaxed);
         Tag {
             bits: UNVERIFIED,
             untrusted_from: origin,
@@ -167,6 +168,18 @@ pub fn any() -> bool {
     ANY.load(Ordering::Relaxed)
 }
 
+/// Set once any unverified label exists: only then can `if name in POOL:` narrow anything,
+/// so until then a run with secrets skips the allowlist check on every `if`. Set where an
+/// integrity label is made (`Tag::unverified`) and where one is put on a value (`wrap`,
+/// `boxed`, which a label crossing threads or a journal also goes through).
+static ANY_UNVERIFIED: AtomicBool = AtomicBool::new(false);
+
+/// Whether any value has ever been labelled unverified in this process.
+#[inline(always)]
+pub fn any_unverified() -> bool {
+    ANY_UNVERIFIED.load(Ordering::Relaxed)
+}
+
 /// Puts `tag` on `v` (joined with a label it already has).
 ///
 /// A list, dict, set or record gets a view (the box shares the container); a tuple or an
@@ -177,6 +190,9 @@ pub fn wrap(v: Value, tag: Tag) -> Value {
         return v;
     }
     ANY.store(true, Ordering::Relaxed);
+    if tag.is_unverified() {
+        ANY_UNVERIFIED.store(true, Ordering::Relaxed);
+    }
     match &v {
         Value::Tuple(xs) => return Value::tuple(xs.iter().map(|x| wrap(x.clone(), tag)).collect()),
         Value::Outcome(o) => return Value::outcome(o.tag, wrap(o.payload.clone(), tag)),
@@ -210,6 +226,9 @@ pub(crate) fn boxed_or_small(inner: Value, tag: Tag) -> Value {
 
 /// `inner` (plain) in a new `Labeled` box with `tag`, never inline: what a release marks.
 pub(crate) fn boxed(inner: Value, tag: Tag) -> Value {
+    if tag.is_unverified() {
+        ANY_UNVERIFIED.store(true, Ordering::Relaxed);
+    }
     Value::Labeled(Rc::new(Labeled {
         bits: tag.bits,
         secret_from: tag.secret_from,

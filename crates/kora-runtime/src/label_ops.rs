@@ -57,6 +57,17 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
 /// lookup, no allocation). `None` for anything else, and when the result does not fit inline.
 #[inline(always)]
 pub(crate) fn small_ints(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
+    // `n - 1`, `n + m` with one label: on the packed word, no unpacking (`Small::add_int`).
+    if let (BinOp::Add | BinOp::Sub, Value::LabeledSmall(x)) = (op, a) {
+        let q = match b {
+            Value::Int(q) => Some(*q),
+            Value::LabeledSmall(y) if y.id() == x.id() => y.int(),
+            _ => None,
+        };
+        if let Some(q) = q {
+            return x.add_int(q, op == BinOp::Sub).map(Value::LabeledSmall);
+        }
+    }
     let (p, q, id) = match (a, b) {
         (Value::LabeledSmall(x), Value::LabeledSmall(y)) => {
             (x.int()?, y.int()?, join_ids(x.id(), y.id())?)
@@ -151,8 +162,13 @@ fn like(x: &Labeled, n: i64) -> Value {
 }
 
 /// `Ok` with `this` now holding `n` when nothing else holds it, the box back otherwise.
+/// A result that fits inline leaves its box instead (`(seed * a + c) % m` passes 51 bits
+/// only in the middle): the next operations on it then take the inline fast paths.
 #[inline]
 fn own_box(mut this: Rc<Labeled>, n: i64) -> Result<Value, Rc<Labeled>> {
+    if let Some(s) = Small::new(&Value::Int(n), this.tag()) {
+        return Ok(Value::LabeledSmall(s));
+    }
     // A box under an open `declassify` is held by the release too, so it is never unique
     // here: a reused box never carries a release the result should not.
     match Rc::get_mut(&mut this) {
@@ -287,7 +303,7 @@ fn small_compare(op: CmpOp, a: &Value, b: &Value) -> Option<Value> {
 
 /// `a op b` on inline labelled ints or one and a plain int, `None` for anything else.
 #[inline(always)]
-fn small_truth(op: CmpOp, a: &Value, b: &Value) -> Option<bool> {
+pub(crate) fn small_truth(op: CmpOp, a: &Value, b: &Value) -> Option<bool> {
     let (p, q) = match (a, b) {
         (Value::LabeledSmall(x), Value::Int(q)) => (x.int()?, *q),
         (Value::Int(p), Value::LabeledSmall(y)) => (*p, y.int()?),

@@ -59,6 +59,31 @@ impl Small {
         (self.0 & KIND_BOOL == 0).then_some((self.0 as i64) >> SHIFT)
     }
 
+    /// Whether this is a bool (otherwise an int).
+    #[inline(always)]
+    pub fn is_bool(self) -> bool {
+        self.0 & KIND_BOOL != 0
+    }
+
+    /// `self + q` (or `self - q`), for an int, with the same label: the sum of the packed
+    /// words, since `q` shifted past the id and kind bits leaves them as they are, and an
+    /// overflow of the 51-bit number is an overflow of the 64-bit word. `None` for a bool or
+    /// when the result does not fit.
+    #[inline(always)]
+    pub fn add_int(self, q: i64, negate: bool) -> Option<Small> {
+        let shifted = q << SHIFT;
+        if self.0 & KIND_BOOL != 0 || shifted >> SHIFT != q {
+            return None;
+        }
+        let w = self.0 as i64;
+        let r = if negate {
+            w.checked_sub(shifted)
+        } else {
+            w.checked_add(shifted)
+        };
+        r.map(|r| Small(r as u64))
+    }
+
     /// The plain value, its label dropped.
     #[inline]
     pub fn plain(self) -> Value {
@@ -118,9 +143,26 @@ fn find(packed: u64, upto: usize) -> Option<u64> {
         .map(|i| i as u64)
 }
 
+thread_local! {
+    /// The last tag this thread looked up and its id (packed 0: none). A loop labelling its
+    /// results with one tag asks for the same id every step; this skips the table scan.
+    /// Per thread, so the pair is always read as it was written.
+    static LAST: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
 /// The id of `tag`, interning it; `None` when it cannot be inline (see the header).
 pub fn id_of(tag: Tag) -> Option<u64> {
     let packed = pack(tag)?;
+    let (last, id) = LAST.with(|c| c.get());
+    if last == packed {
+        return Some(id);
+    }
+    let id = intern(packed)?;
+    LAST.with(|c| c.set((packed, id)));
+    Some(id)
+}
+
+fn intern(packed: u64) -> Option<u64> {
     let len = LEN.load(Ordering::Acquire);
     if let Some(id) = find(packed, len) {
         return Some(id);
@@ -146,12 +188,30 @@ fn tag_at(id: u64) -> Tag {
 }
 
 /// The id of the join of two ids' tags: the same id when they are equal (a compare, no lookup).
-#[inline]
+#[inline(always)]
 pub fn join_ids(a: u64, b: u64) -> Option<u64> {
     if a == b {
         return Some(a);
     }
-    id_of(tag_at(a).join(tag_at(b)))
+    join_distinct(a, b)
+}
+
+/// The last join of two different ids, `a | b << 12 | joined << 24` (0: none yet). A loop
+/// mixing two secrets joins the same pair on every step; one entry saves the table scan.
+static LAST_JOIN: AtomicU64 = AtomicU64::new(0);
+
+#[cold]
+#[inline(never)]
+fn join_distinct(a: u64, b: u64) -> Option<u64> {
+    let key = a | b << ID_BITS;
+    let last = LAST_JOIN.load(Ordering::Relaxed);
+    if last != 0 && last & ((1 << (2 * ID_BITS)) - 1) == key {
+        return Some(last >> (2 * ID_BITS));
+    }
+    let joined = id_of(tag_at(a).join(tag_at(b)))?;
+    // Ids never change meaning (the table only grows), so a stale entry is still right.
+    LAST_JOIN.store(key | joined << (2 * ID_BITS), Ordering::Relaxed);
+    Some(joined)
 }
 
 #[cfg(test)]
@@ -182,6 +242,24 @@ mod tests {
     }
 
     #[test]
+    fn adding_on_the_packed_word_keeps_the_label_and_refuses_what_does_not_fit() {
+        let t = Tag::classified(crate::label::origin("label_small add"));
+        let s = Small::new(&Value::Int(40), t).expect("fits");
+        let up = s.add_int(2, false).expect("adds");
+        let down = s.add_int(-45, true).expect("subtracts");
+        assert_eq!((up.int(), up.tag()), (Some(42), t));
+        assert_eq!((down.int(), down.tag()), (Some(85), t));
+        let top = Small::new(&Value::Int((1 << 50) - 1), t).expect("fits");
+        assert!(top.add_int(1, false).is_none(), "past 51 bits");
+        assert!(
+            s.add_int(1 << 55, false).is_none(),
+            "an operand past 51 bits"
+        );
+        let b = Small::new(&Value::Bool(true), t).expect("fits");
+        assert!(b.add_int(1, false).is_none(), "a bool is not added here");
+    }
+
+    #[test]
     fn equal_tags_share_an_id_and_joins_keep_both_labels() {
         let a = Tag::classified(crate::label::origin("label_small a"));
         let b = Tag::unverified(crate::label::origin("label_small b"));
@@ -190,5 +268,8 @@ mod tests {
         assert_ne!(ia, ib);
         let j = tag_at(join_ids(ia, ib).expect("joined"));
         assert_eq!(j, a.join(b));
+        // Asked again (the memo) and the other way round (a join is not symmetric in origins).
+        assert_eq!(tag_at(join_ids(ia, ib).expect("joined")), a.join(b));
+        assert_eq!(tag_at(join_ids(ib, ia).expect("joined")), b.join(a));
     }
 }

@@ -10,7 +10,6 @@ use std::cmp::Ordering;
 use crate::caller::Caller;
 use crate::compare::{int_float_cmp, less_than};
 use crate::error::RtResult;
-use crate::label::Plain;
 use crate::value::Value;
 
 /// Sorts `items` in place, stably, by `key(item)` (or the items), descending if `reverse`.
@@ -61,13 +60,37 @@ pub fn sort_values(
     Ok(())
 }
 
-/// All plain ints: sort the values directly (equal ints are indistinguishable).
+/// All plain ints: sort the values directly (equal ints are indistinguishable). So are
+/// secret ints that all carry one label (inline, one tag id): the labels move with them.
 fn sort_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
     if !items.iter().all(|v| matches!(v, Value::Int(_))) {
-        return false;
+        return sort_secret_ints_in_place(items, reverse);
     }
     let key = |v: &Value| match v {
         Value::Int(i) => *i,
+        _ => 0,
+    };
+    if reverse {
+        items.sort_unstable_by_key(|v| std::cmp::Reverse(key(v)));
+    } else {
+        items.sort_unstable_by_key(key);
+    }
+    true
+}
+
+#[cold]
+fn sort_secret_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
+    let Some(Value::LabeledSmall(first)) = items.first() else {
+        return false;
+    };
+    let id = first.id();
+    let one_label =
+        |v: &Value| matches!(v, Value::LabeledSmall(s) if s.id() == id && s.int().is_some());
+    if !items.iter().all(one_label) {
+        return false;
+    }
+    let key = |v: &Value| match v {
+        Value::LabeledSmall(s) => s.int().unwrap_or(0),
         _ => 0,
     };
     if reverse {
@@ -82,7 +105,18 @@ fn sort_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
 /// (which stops on a failed comparison) otherwise.
 fn general_order(keys: &[Value], reverse: bool) -> RtResult<Vec<usize>> {
     let mut order: Vec<usize> = (0..keys.len()).collect();
-    if let Some(cmp) = total_order(keys) {
+    let revealed;
+    let (keys, cmp) = match total_order(keys) {
+        Some(cmp) => (keys, Some(cmp)),
+        None => match revealed_order(keys) {
+            Some((plain, cmp)) => {
+                revealed = plain;
+                (revealed.as_slice(), Some(cmp))
+            }
+            None => (keys, None),
+        },
+    };
+    if let Some(cmp) = cmp {
         if reverse {
             order.sort_by(|&a, &b| cmp(&keys[b], &keys[a]));
         } else {
@@ -124,40 +158,23 @@ fn total_order(keys: &[Value]) -> Option<Cmp> {
         {
             Some(num_order)
         }
-        Value::Tuple(_) if tuples_totally_ordered(keys, same) => Some(tuple_order),
-        _ => labelled_order(keys),
-    }
-}
-
-/// The same choice for keys with labels on them (secret scores, tuples holding a secret):
-/// the order is the plain values' order, and the items keep their own labels, as they do
-/// when the general merge sort compares them through `less_than`.
-#[cold]
-fn labelled_order(keys: &[Value]) -> Option<Cmp> {
-    if !crate::label::any() {
-        return None;
-    }
-    match &*plain(keys.first()?) {
-        Value::Str(_) if keys.iter().all(|k| matches!(&*plain(k), Value::Str(_))) => {
-            Some(|a, b| str_order(&plain(a), &plain(b)))
-        }
-        _ if keys.iter().all(|k| slot_kind(&plain(k)) == Some(Slot::Num)) => {
-            Some(|a, b| num_order(&plain(a), &plain(b)))
-        }
-        Value::Tuple(_) if tuples_totally_ordered(keys, plain) => {
-            Some(|a, b| tuple_cmp(a, b, plain))
-        }
+        Value::Tuple(_) if tuples_totally_ordered(keys) => Some(tuple_order),
         _ => None,
     }
 }
 
-/// An inline labelled int has no plain value to borrow, hence a `Plain` (`label::plain`).
-fn plain(v: &Value) -> Plain<'_> {
-    crate::label::plain(v)
-}
-
-fn same(v: &Value) -> Plain<'_> {
-    Plain::Borrowed(v)
+/// Keys with labels on them (secret strings, tuples holding a secret), revealed once so the
+/// sort compares plain values with the plain comparators, when those are a total order.
+/// Comparing through the labels instead unwrapped both keys on every one of n log n
+/// comparisons. The order is the plain values' order either way, and the items keep their
+/// own labels: the revealed keys only decide positions and are dropped here.
+fn revealed_order(keys: &[Value]) -> Option<(Vec<Value>, Cmp)> {
+    if !crate::label::any() || !keys.iter().any(|k| crate::label::deep(k).is_some()) {
+        return None;
+    }
+    let plain: Vec<Value> = keys.iter().map(plain_key).collect();
+    let cmp = total_order(&plain)?;
+    Some((plain, cmp))
 }
 
 fn str_order(a: &Value, b: &Value) -> Ordering {
@@ -187,16 +204,14 @@ fn slot_kind(v: &Value) -> Option<Slot> {
 /// Tuples of scalars whose kinds agree position by position (the common `(priority, id,
 /// name)` key): Python's element-wise comparison can then neither fail nor meet NaN, so
 /// it is a total order and the std sort may use it.
-/// `view` is how an element is seen: as it is, or through its label.
-fn tuples_totally_ordered(keys: &[Value], view: impl Fn(&Value) -> Plain<'_>) -> bool {
+fn tuples_totally_ordered(keys: &[Value]) -> bool {
     let mut kinds: Vec<Slot> = Vec::new();
     for k in keys {
-        let k = view(k);
-        let Value::Tuple(t) = &*k else {
+        let Value::Tuple(t) = k else {
             return false;
         };
         for (i, v) in t.iter().enumerate() {
-            let Some(kind) = slot_kind(&view(v)) else {
+            let Some(kind) = slot_kind(v) else {
                 return false;
             };
             match kinds.get(i) {
@@ -209,22 +224,32 @@ fn tuples_totally_ordered(keys: &[Value], view: impl Fn(&Value) -> Plain<'_>) ->
     true
 }
 
-fn tuple_order(a: &Value, b: &Value) -> Ordering {
-    tuple_cmp(a, b, same)
+/// `label::reveal` of a key, without its walks for the common key, a tuple of scalars.
+fn plain_key(k: &Value) -> Value {
+    match k {
+        Value::Tuple(t)
+            if t.iter()
+                .all(|x| crate::label::is_scalar(&crate::label::plain(x))) =>
+        {
+            Value::tuple(
+                t.iter()
+                    .map(|x| crate::label::plain(x).into_owned())
+                    .collect(),
+            )
+        }
+        _ => crate::label::reveal(k),
+    }
 }
 
-/// Element-wise order of two tuples whose elements are seen through `view`.
-#[inline(always)]
-fn tuple_cmp(a: &Value, b: &Value, view: impl Fn(&Value) -> Plain<'_>) -> Ordering {
-    let (a, b) = (view(a), view(b));
-    let (Value::Tuple(x), Value::Tuple(y)) = (&*a, &*b) else {
+/// Element-wise order of two tuples of scalars (`tuples_totally_ordered`).
+fn tuple_order(a: &Value, b: &Value) -> Ordering {
+    let (Value::Tuple(x), Value::Tuple(y)) = (a, b) else {
         return Ordering::Equal;
     };
     for (p, q) in x.iter().zip(y.iter()) {
-        let (p, q) = (view(p), view(q));
-        let o = match (&*p, &*q) {
+        let o = match (p, q) {
             (Value::Str(s), Value::Str(t)) => s.as_str().cmp(t.as_str()),
-            _ => num_order(&p, &q),
+            _ => num_order(p, q),
         };
         if o != Ordering::Equal {
             return o;

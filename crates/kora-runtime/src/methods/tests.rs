@@ -538,3 +538,41 @@ fn labelled_keys_sort_by_their_plain_values_and_keep_their_labels() {
     };
     assert!(items.borrow().iter().all(|t| label::deep(t).is_some()));
 }
+
+#[test]
+fn secret_ints_with_one_label_sort_in_place_and_stay_secret() {
+    use crate::label::{self, Tag};
+    let mut c = TestCaller::new();
+    let t = Tag::classified(label::origin("sort in place test"));
+    let xs = list(
+        [5, -2, 9, 0]
+            .into_iter()
+            .map(|n| label::wrap(i(n), t))
+            .collect(),
+    );
+    assert_eq!(
+        m(
+            &mut c,
+            &xs,
+            "sort",
+            vec![],
+            vec![("reverse", Value::Bool(true))]
+        ),
+        "None"
+    );
+    let Value::List(items) = &xs else {
+        panic!("a list")
+    };
+    let seen: Vec<(i64, Option<Tag>)> = items
+        .borrow()
+        .iter()
+        .map(|x| {
+            let (p, tag) = label::split(x);
+            (if let Value::Int(n) = *p { n } else { -1 }, tag)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![(9, Some(t)), (5, Some(t)), (0, Some(t)), (-2, Some(t))]
+    );
+}

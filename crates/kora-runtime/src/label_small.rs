@@ -72,7 +72,7 @@ impl Small {
     #[inline(always)]
     pub fn add_int(self, q: i64, negate: bool) -> Option<Small> {
         let shifted = q << SHIFT;
-        if self.0 & KIND_BOOL != 0 || shifted >> SHIFT != q {
+        if self.is_bool() || shifted >> SHIFT != q {
             return None;
         }
         let w = self.0 as i64;

@@ -66,15 +66,10 @@ fn sort_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
     if !items.iter().all(|v| matches!(v, Value::Int(_))) {
         return sort_secret_ints_in_place(items, reverse);
     }
-    let key = |v: &Value| match v {
+    sort_by_int(items, reverse, |v| match v {
         Value::Int(i) => *i,
         _ => 0,
-    };
-    if reverse {
-        items.sort_unstable_by_key(|v| std::cmp::Reverse(key(v)));
-    } else {
-        items.sort_unstable_by_key(key);
-    }
+    });
     true
 }
 
@@ -89,16 +84,20 @@ fn sort_secret_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
     if !items.iter().all(one_label) {
         return false;
     }
-    let key = |v: &Value| match v {
+    sort_by_int(items, reverse, |v| match v {
         Value::LabeledSmall(s) => s.int().unwrap_or(0),
         _ => 0,
-    };
+    });
+    true
+}
+
+/// Sorts `items` by the int `key` reads from each, descending when `reverse`.
+fn sort_by_int(items: &mut [Value], reverse: bool, key: impl Fn(&Value) -> i64) {
     if reverse {
         items.sort_unstable_by_key(|v| std::cmp::Reverse(key(v)));
     } else {
         items.sort_unstable_by_key(key);
     }
-    true
 }
 
 /// The stable order of `keys`: the std sort where they have a total order, our merge sort

@@ -18,6 +18,7 @@ use crate::otlp::nanos;
 use crate::recorder::{RunIds, SpanData, Streamed};
 use crate::span_event::{Batch, CallRecord, Event, Nanos, Text, Val};
 use crate::span_json;
+use crate::span_repeat::Pattern;
 use crate::trace_out::TraceOut;
 
 /// A span between its `Open` and its `Close`.
@@ -58,6 +59,8 @@ pub(crate) struct Encoder {
     secs: span_json::Seconds,
     /// The record of the last whole model call, which a `RepeatCall` says again.
     last_whole: Option<Box<CallRecord>>,
+    /// The JSON of the last repeat written whole, which the next repeats copy.
+    pattern: Pattern,
 }
 
 /// The attributes' JSON of number-free model calls, by what they say, with the entry found
@@ -189,6 +192,7 @@ impl Encoder {
             parent_hex: None,
             secs: span_json::Seconds::default(),
             last_whole: None,
+            pattern: Pattern::default(),
         }
     }
 
@@ -211,8 +215,9 @@ impl Encoder {
                 } => {
                     if let Some(c) = calls.next() {
                         let parent = parent.map(u64::from);
-                        self.whole_call(id, parent, nanos(start), nanos(end), c);
+                        self.whole_call(id, parent, nanos(start), nanos(end), c, false);
                         self.last_whole = Some(Box::new(c.clone()));
+                        self.pattern.clear();
                     }
                 }
                 Event::RepeatCall {
@@ -220,13 +225,7 @@ impl Encoder {
                     parent,
                     start,
                     end,
-                } => {
-                    if let Some(c) = self.last_whole.take() {
-                        let parent = parent.map(u64::from);
-                        self.whole_call(id, parent, nanos(start), nanos(end), &c);
-                        self.last_whole = Some(c);
-                    }
-                }
+                } => self.repeat_call(id, parent.map(u64::from), nanos(start), nanos(end)),
                 e => self.event(e),
             }
         }
@@ -265,6 +264,7 @@ impl Encoder {
         start: Nanos,
         end: Nanos,
         c: &CallRecord,
+        pattern: bool,
     ) {
         if let Some(out) = &mut self.out {
             let (name, uncached) = &mut self.scratch;
@@ -287,7 +287,7 @@ impl Encoder {
                     uncached
                 }
             };
-            let parent = parent.map(|p| match self.parent_hex {
+            let parent_hex = parent.map(|p| match self.parent_hex {
                 Some((q, hex)) if q == p => hex,
                 _ => {
                     let hex = span_json::id_hex(&self.ids, p);
@@ -295,11 +295,13 @@ impl Encoder {
                     hex
                 }
             });
-            span_json::Closed {
+            let item = out.item();
+            let from = item.len();
+            let fields = span_json::Closed {
                 head: &self.head,
                 ids: &self.ids,
                 id,
-                parent,
+                parent: parent_hex,
                 kind: SpanKind::ModelCall,
                 name,
                 start,
@@ -308,9 +310,47 @@ impl Encoder {
                 status: c.status,
                 message: None,
             }
-            .write(out.item(), &mut self.secs);
+            .write(item, &mut self.secs);
+            if pattern {
+                self.pattern.keep(&item[from..], fields, parent);
+            }
             out.written();
         }
+        self.keep_call(id, parent, start, end, c);
+    }
+
+    /// A model call that says what the last whole one said: a patched copy of the last
+    /// repeat's JSON when it can be, written whole otherwise.
+    fn repeat_call(&mut self, id: SpanId, parent: Option<SpanId>, start: Nanos, end: Nanos) {
+        let Some(c) = self.last_whole.take() else {
+            return;
+        };
+        let copied = self.out.as_mut().is_some_and(|out| {
+            let done = self
+                .pattern
+                .write(out, &self.ids, id, parent, (start, end), &mut self.secs);
+            if done {
+                out.written();
+            }
+            done
+        });
+        if copied {
+            self.keep_call(id, parent, start, end, &c);
+        } else {
+            self.whole_call(id, parent, start, end, &c, true);
+        }
+        self.last_whole = Some(c);
+    }
+
+    /// A model call's span as data, when spans are kept.
+    fn keep_call(
+        &mut self,
+        id: SpanId,
+        parent: Option<SpanId>,
+        start: Nanos,
+        end: Nanos,
+        c: &CallRecord,
+    ) {
         if self.keep {
             let call = c.resolve(&self.names);
             let mut attrs = Vec::new();

@@ -15,7 +15,7 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::encoder::Encoder;
-use crate::span_event::Batch;
+use crate::span_event::{Batch, STREAMING_BATCH};
 
 /// Full batches waiting for the encoder at most; past that, handing one over waits.
 const QUEUED: usize = 4;
@@ -37,18 +37,19 @@ pub(crate) enum Handoff {
 pub(crate) struct Worker {
     full: SyncSender<Batch>,
     empty: Receiver<Batch>,
-    thread: JoinHandle<Option<Encoder>>,
+    thread: JoinHandle<Option<Box<Encoder>>>,
     /// The trace file being written, to report it broken if the thread is lost.
     tmp: Option<PathBuf>,
 }
 
 impl Handoff {
     /// Starts the encoder's thread; encodes in place if no thread can be started.
-    pub(crate) fn spawn(enc: Encoder, tmp: Option<PathBuf>) -> Handoff {
+    pub(crate) fn spawn(enc: Box<Encoder>, tmp: Option<PathBuf>) -> Handoff {
         let (full, full_rx) = sync_channel::<Batch>(QUEUED);
         let (empty_tx, empty) = channel::<Batch>();
-        // The encoder follows the thread once it runs, so a failed start still has it.
-        let (give, given) = channel::<Encoder>();
+        // The encoder follows the thread once it runs, so a failed start still has it. Boxed,
+        // because a channel's first send zeroes room for a block of 31 of what it carries.
+        let (give, given) = channel::<Box<Encoder>>();
         let started = std::thread::Builder::new()
             .name("kora-trace".into())
             .spawn(move || {
@@ -68,9 +69,9 @@ impl Handoff {
                     thread,
                     tmp,
                 }),
-                Err(back) => Handoff::InPlace(Box::new(back.0)),
+                Err(back) => Handoff::InPlace(back.0),
             },
-            Err(_) => Handoff::InPlace(Box::new(enc)),
+            Err(_) => Handoff::InPlace(enc),
         }
     }
 
@@ -82,13 +83,17 @@ impl Handoff {
                 let Handoff::Deferred(enc, tmp) = mem::replace(self, Handoff::Lost(None)) else {
                     return;
                 };
-                *self = Handoff::spawn(*enc, tmp);
+                *self = Handoff::spawn(enc, tmp);
             }
         }
         match self {
             Handoff::InPlace(enc) | Handoff::Deferred(enc, _) => enc.take(batch),
             Handoff::Thread(w) => {
-                let next = w.empty.try_recv().unwrap_or_else(|_| Batch::new());
+                // Sized for the batches that cross from now on, not for the first, larger one.
+                let next = w
+                    .empty
+                    .try_recv()
+                    .unwrap_or_else(|_| Batch::with_room(STREAMING_BATCH));
                 if w.full.send(mem::replace(batch, next)).is_err() {
                     let tmp = w.tmp.take();
                     *self = Handoff::Lost(tmp);
@@ -116,7 +121,7 @@ impl Handoff {
                 // Closing the channel ends the thread's loop once the queue is drained.
                 drop(w.full);
                 match w.thread.join() {
-                    Ok(Some(enc)) => Ok(enc),
+                    Ok(Some(enc)) => Ok(*enc),
                     _ => Err(w.tmp),
                 }
             }

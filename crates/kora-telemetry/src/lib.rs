@@ -12,6 +12,7 @@ pub mod otlp;
 pub mod recorder;
 mod span_event;
 pub mod span_json;
+mod span_repeat;
 pub mod store;
 mod trace_out;
 pub mod tree;

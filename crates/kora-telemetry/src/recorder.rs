@@ -184,7 +184,7 @@ impl Recorder {
             ids,
             last: 0,
             names: Interner::default(),
-            batch: Batch::new(),
+            batch: Batch::with_room(BATCH),
             hand_by: UNIX_EPOCH,
             limit: BATCH,
             last_whole: None,

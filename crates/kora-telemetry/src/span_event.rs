@@ -114,11 +114,12 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
-    pub(crate) fn new() -> Batch {
+    /// A batch with room for `events` records before it grows. Model-call records start
+    /// with none: a loop's calls repeat the last one (no record) more often than not.
+    pub(crate) fn with_room(events: usize) -> Batch {
         Batch {
-            events: Vec::with_capacity(BATCH + 16),
-            // A mocked call is one event and one record: as many records as events at most.
-            calls: Vec::with_capacity(BATCH),
+            events: Vec::with_capacity(events + 16),
+            calls: Vec::new(),
         }
     }
 }

@@ -136,9 +136,12 @@ pub(crate) struct Closed<'a> {
 
 impl Closed<'_> {
     /// Appends the span, as an item of OTLP JSON's `spans` array, to `out`; `secs` remembers
-    /// the last second written, which the next span's times most likely share.
-    pub(crate) fn write(&self, out: &mut Vec<u8>, secs: &mut Seconds) {
+    /// the last second written, which the next span's times most likely share. Returns where
+    /// the span's own id and times sit in what it appended (`span_repeat.rs` patches them).
+    pub(crate) fn write(&self, out: &mut Vec<u8>, secs: &mut Seconds) -> Fields {
+        let base = out.len();
         out.extend_from_slice(self.head);
+        let id = out.len() - base;
         hex_id(out, self.ids.span_id_bytes(self.id));
         if let Some(p) = &self.parent {
             out.extend_from_slice(b"\",\"parentSpanId\":\"");
@@ -151,9 +154,9 @@ impl Closed<'_> {
             SpanKind::ModelCall | SpanKind::Attempt => b",\"kind\":3,\"startTimeUnixNano\":\"",
             _ => b",\"kind\":1,\"startTimeUnixNano\":\"",
         });
-        time(out, self.start, secs);
+        let start = (out.len() - base, time(out, self.start, secs));
         out.extend_from_slice(b"\",\"endTimeUnixNano\":\"");
-        time(out, self.end, secs);
+        let end = (out.len() - base, time(out, self.end, secs));
         out.extend_from_slice(b"\",\"attributes\":[");
         out.extend_from_slice(self.attrs);
         out.extend_from_slice(b"],\"status\":{");
@@ -167,7 +170,21 @@ impl Closed<'_> {
             SpanStatus::Ok => b"\"code\":1}}",
             SpanStatus::Error => b"\"code\":2}}",
         });
+        Fields {
+            id,
+            start: start.1.then_some(start.0),
+            end: end.1.then_some(end.0),
+        }
     }
+}
+
+/// Where a written span's id (sixteen hex digits) and times (nineteen digits, when they
+/// were written in that form) begin, counted from the span's first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fields {
+    pub id: usize,
+    pub start: Option<usize>,
+    pub end: Option<usize>,
 }
 
 /// Appends one recorded span, as an item of OTLP JSON's `spans` array, to `out`.
@@ -211,7 +228,7 @@ pub(crate) fn id_hex(ids: &RunIds, id: SpanId) -> [u8; 16] {
     hex16(ids.span_id_bytes(id))
 }
 
-fn hex16(id: [u8; 8]) -> [u8; 16] {
+pub(crate) fn hex16(id: [u8; 8]) -> [u8; 16] {
     let mut buf = [0u8; 16];
     for (i, b) in id.into_iter().enumerate() {
         buf[2 * i] = HEX[usize::from(b >> 4)];
@@ -263,14 +280,27 @@ pub(crate) struct Seconds {
     digits: [u8; 10],
 }
 
-/// A time in nanoseconds since the epoch, in decimal. From 2001 to 2286 a time is ten digits
-/// of seconds and nine of nanoseconds, and the spans of a run share their seconds, so only
-/// the nine are worked out for most; any other time is written as `uint` writes it.
-fn time(out: &mut Vec<u8>, n: Nanos, s: &mut Seconds) {
+/// A time in nanoseconds since the epoch, in decimal; `true` when it took `time19`'s form.
+fn time(out: &mut Vec<u8>, n: Nanos, s: &mut Seconds) -> bool {
+    match time19(n, s) {
+        Some(digits) => {
+            out.extend_from_slice(&digits);
+            true
+        }
+        None => {
+            uint(out, n);
+            false
+        }
+    }
+}
+
+/// From 2001 to 2286 a time is ten digits of seconds and nine of nanoseconds, and the spans
+/// of a run share their seconds, so only the nine are worked out for most; `None` for a time
+/// outside those years.
+pub(crate) fn time19(n: Nanos, s: &mut Seconds) -> Option<[u8; 19]> {
     let secs = n / 1_000_000_000;
     if !(1_000_000_000..10_000_000_000).contains(&secs) {
-        uint(out, n);
-        return;
+        return None;
     }
     if secs != s.secs {
         let mut ten = Vec::with_capacity(10);
@@ -287,7 +317,7 @@ fn time(out: &mut Vec<u8>, n: Nanos, s: &mut Seconds) {
         buf[at..at + 2].copy_from_slice(&DIGITS[d..d + 2]);
     }
     buf[10] = b'0' + sub as u8;
-    out.extend_from_slice(&buf);
+    Some(buf)
 }
 
 /// Whether `bytes` can sit inside a JSON string as they are: eight bytes per step, since

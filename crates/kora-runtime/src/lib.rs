@@ -45,7 +45,6 @@ pub mod json_value;
 pub mod label;
 mod label_calls;
 mod label_ops;
-mod label_origin;
 mod label_release;
 pub mod label_small;
 mod label_view;

@@ -83,34 +83,6 @@ impl Interp<'_> {
         Ok(crate::label::wrap_opt(r, own))
     }
 
-    /// `d.get(key[, default])` on a plain dict once labels exist. A scalar key (plain or
-    /// labelled) is looked up here, and the result labelled as `call_method_labeled`'s
-    /// through mode labels it: the join of the key's and the default's own labels, in that
-    /// order. A labelled key hashes and compares as its plain value (`value::hash_value`,
-    /// `compare::eq`), so the lookup is the general path's. Anything else takes that path.
-    #[inline(never)]
-    pub(crate) fn dict_get(
-        &mut self,
-        recv: &Value,
-        key: Value,
-        default: Option<Value>,
-    ) -> RtResult<Value> {
-        if let (Value::Dict(d), true) = (recv, crate::label_calls::scalar_key(&key)) {
-            let from_args = crate::label::join(
-                crate::label::tag_of(&key),
-                default.as_ref().and_then(crate::label::tag_of),
-            );
-            let found = d.borrow().get(&crate::value::Key(key)).cloned();
-            let r = found.unwrap_or_else(|| default.unwrap_or_default());
-            return Ok(crate::label::wrap_opt(r, from_args));
-        }
-        let pos = match default {
-            None => vec![key],
-            Some(x) => vec![key, x],
-        };
-        self.call_method(recv, hir::sym::GET, pos, Vec::new())
-    }
-
     #[inline]
     fn call_method_plain(
         &mut self,

@@ -164,6 +164,36 @@ pub(crate) fn any_deep(args: &[Value], kwargs: &[(Sym, Value)]) -> bool {
         .any(|v| label::deep(v).is_some())
 }
 
+impl crate::interp::Interp<'_> {
+    /// `d.get(key[, default])` on a plain dict once labels exist. A scalar key (plain or
+    /// labelled) is looked up here, and the result labelled as `call_method_labeled`'s
+    /// through mode labels it: the join of the key's and the default's own labels, in that
+    /// order. A labelled key hashes and compares as its plain value (`value::hash_value`,
+    /// `compare::eq`), so the lookup is the general path's. Anything else takes that path.
+    #[inline(never)]
+    pub(crate) fn dict_get(
+        &mut self,
+        recv: &Value,
+        key: Value,
+        default: Option<Value>,
+    ) -> RtResult<Value> {
+        if let (Value::Dict(d), true) = (recv, scalar_key(&key)) {
+            let from_args = label::join(
+                label::tag_of(&key),
+                default.as_ref().and_then(label::tag_of),
+            );
+            let found = d.borrow().get(&crate::value::Key(key)).cloned();
+            let r = found.unwrap_or_else(|| default.unwrap_or_default());
+            return Ok(label::wrap_opt(r, from_args));
+        }
+        let pos = match default {
+            None => vec![key],
+            Some(x) => vec![key, x],
+        };
+        self.call_method(recv, kora_check::hir::sym::GET, pos, Vec::new())
+    }
+}
+
 /// Whether `key` is an int or a string, plain or labelled: a dict key whose hash and
 /// equality are its plain value's and which can never be unhashable.
 #[inline]

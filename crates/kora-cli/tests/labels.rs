@@ -66,6 +66,21 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("sorted_secret_numbers", "", "v = sorted([len(secret) + 424228, 5])[1]", "424242"),
     ("sorted_secret_tuples", "", "v = sorted([(len(secret) + 424228, \"a\"), (1, \"b\")])[1][0]", "424242"),
     ("dict_get_secret_key", "", "d = {secret: secret + \"!\"}\nv = d.get(secret)", "hunter2"),
+    // `d.get` looked up out of `eval`'s frame (`Interp::dict_get`): the key's and the
+    // default's labels reach the result, found or not.
+    ("dict_get_secret_key_missing", "", "v = {\"x\": 1}.get(secret, 777777)", "777777"),
+    ("dict_get_secret_default", "", "v = {\"x\": 1}.get(\"y\", secret)", "hunter2"),
+    ("dict_get_plain_key_secret_value", "", "d = {\"x\": secret}\nv = d.get(\"x\", \"\")", "hunter2"),
+    (
+        "dict_get_counting_loop",
+        "def count(ws: list[str]) -> dict[str, int]:\n    c: dict[str, int] = {}\n    for w in ws:\n        c[w] = c.get(w, 424240) + 1\n    return c\n",
+        "v = count([secret, secret]).get(secret, 0)",
+        "424242",
+    ),
+    // One labelled scalar argument (`label_calls::apply`'s first case), boxed this time.
+    ("str_of_secret_float", "", "v = str(len(secret) * 0.75)", "10.5"),
+    ("abs_of_secret_float", "", "v = abs(len(secret) * -0.75)", "10.5"),
+    ("float_of_secret_text", "", "v = float(str(len(secret)) + \".25\") * 2.0", "28.5"),
     ("comparison", "", "v = f\"{secret == SECRET_TEXT}\"", "True"),
     ("env_value", "", "got = env.get(\"KORA_TEST_SECRET\")\nmatch got:\n    case Ok(x):\n        v = x\n    case _:\n        v = \"\"", "hunter2"),
     ("notes_round_trip", "", "notes.write(\"k\", secret)\nmatch notes.read(\"k\"):\n    case Ok(x):\n        v = x\n    case _:\n        v = \"\"", "hunter2"),

@@ -48,18 +48,9 @@ fn binary_owned_rest(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     match (&a, &b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y, &a, &b, false),
-        (Value::LabeledSmall(_), _) | (_, Value::LabeledSmall(_)) => {
-            // An inline secret int: the result inline too, without the labelled path's call.
-            match crate::label_ops::small_ints(op, &a, &b) {
-                Some(v) => {
-                    crate::value::discard(a);
-                    crate::value::discard(b);
-                    Ok(v)
-                }
-                None => crate::label_ops::binary(op, a, b),
-            }
-        }
-        (Value::Labeled(_), _) | (_, Value::Labeled(_)) => crate::label_ops::binary(op, a, b),
+        // `binary_owned` has tried the inline fast path already.
+        (Value::Labeled(_) | Value::LabeledSmall(_), _)
+        | (_, Value::Labeled(_) | Value::LabeledSmall(_)) => crate::label_ops::binary(op, a, b),
         _ => binary_slow(op, &a, &b, false),
     }
 }

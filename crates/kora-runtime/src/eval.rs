@@ -421,20 +421,16 @@ impl Interp<'_> {
                 (Value::Dict(d), [k, rest @ ..]) if name == sym::GET && rest.len() <= 1 => {
                     let key = self.eval(k)?;
                     let default = match rest.first() {
-                        Some(x) => self.eval(x)?,
-                        None => Value::None,
+                        Some(x) => Some(self.eval(x)?),
+                        None => None,
                     };
                     // With labels about, `get` joins its arguments' labels into the
-                    // result (`label_calls.rs`): only the general path knows how.
+                    // result (`label_calls.rs`): `dict_get`, out of this frame, knows how.
                     if matches!(key, Value::Int(_) | Value::Str(_)) && !crate::label::any() {
                         let found = d.borrow().get(&Key(key)).cloned();
-                        return Ok(found.unwrap_or(default));
+                        return Ok(found.unwrap_or_else(|| default.unwrap_or_default()));
                     }
-                    let pos = match rest {
-                        [] => vec![key],
-                        _ => vec![key, default],
-                    };
-                    return at(self.call_method(&recv, name, pos, Vec::new()), e);
+                    return at(self.dict_get(&recv, key, default), e);
                 }
                 _ => {}
             }

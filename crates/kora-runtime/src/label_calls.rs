@@ -69,10 +69,29 @@ pub(crate) fn builtin(
 /// Runs `f` on the arguments as `mode` says, and labels its result.
 pub(crate) fn apply(
     mode: Mode,
-    args: Vec<Value>,
+    mut args: Vec<Value>,
     kwargs: Vec<(Sym, Value)>,
     f: impl FnOnce(Vec<Value>, Vec<(Sym, Value)>) -> RtResult<Value>,
 ) -> RtResult<Value> {
+    // One labelled scalar (`str(secret)`, `abs(n)`): every mode but through reads it as its
+    // plain value and puts its own label on the result, which is what the general loop
+    // below does for it (its deep label is its own), without the loop's walks and copies.
+    if let ([one], true, false) = (
+        args.as_mut_slice(),
+        kwargs.is_empty(),
+        mode == Mode::Through,
+    ) {
+        if let Some(tag) = label::tag_of(one).filter(|_| is_scalar_leaf(one)) {
+            *one = label::plain(one).into_owned();
+            let r = f(args, kwargs).map_err(|e| label::withhold(e, Some(tag)))?;
+            let tag = if mode == Mode::Narrow {
+                tag.verified()
+            } else {
+                tag
+            };
+            return Ok(label::wrap(r, tag));
+        }
+    }
     let labelled = |v: &Value| match mode {
         Mode::Flatten => label::deep(v).is_some(),
         _ => label::is_labeled(v),
@@ -143,4 +162,56 @@ pub(crate) fn any_deep(args: &[Value], kwargs: &[(Sym, Value)]) -> bool {
     args.iter()
         .chain(kwargs.iter().map(|(_, v)| v))
         .any(|v| label::deep(v).is_some())
+}
+
+impl crate::interp::Interp<'_> {
+    /// `d.get(key[, default])` on a plain dict once labels exist. A scalar key (plain or
+    /// labelled) is looked up here, and the result labelled as `call_method_labeled`'s
+    /// through mode labels it: the join of the key's and the default's own labels, in that
+    /// order. A labelled key hashes and compares as its plain value (`value::hash_value`,
+    /// `compare::eq`), so the lookup is the general path's. Anything else takes that path.
+    #[inline(never)]
+    pub(crate) fn dict_get(
+        &mut self,
+        recv: &Value,
+        key: Value,
+        default: Option<Value>,
+    ) -> RtResult<Value> {
+        if let (Value::Dict(d), true) = (recv, scalar_key(&key)) {
+            let from_args = label::join(
+                label::tag_of(&key),
+                default.as_ref().and_then(label::tag_of),
+            );
+            let found = d.borrow().get(&crate::value::Key(key)).cloned();
+            let r = found.unwrap_or_else(|| default.unwrap_or_default());
+            return Ok(label::wrap_opt(r, from_args));
+        }
+        let pos = match default {
+            None => vec![key],
+            Some(x) => vec![key, x],
+        };
+        self.call_method(recv, kora_check::hir::sym::GET, pos, Vec::new())
+    }
+}
+
+/// Whether `key` is an int or a string, plain or labelled: a dict key whose hash and
+/// equality are its plain value's and which can never be unhashable.
+#[inline]
+pub(crate) fn scalar_key(key: &Value) -> bool {
+    match key {
+        Value::Int(_) | Value::Str(_) | Value::LabeledSmall(_) => true,
+        Value::Labeled(l) => matches!(l.value, Value::Int(_) | Value::Str(_)),
+        _ => false,
+    }
+}
+
+/// Whether `v` is a labelled scalar (inline, or a box around a scalar): its own label is
+/// its only one.
+#[inline]
+fn is_scalar_leaf(v: &Value) -> bool {
+    match v {
+        Value::LabeledSmall(_) => true,
+        Value::Labeled(l) => label::is_scalar(&l.value),
+        _ => false,
+    }
 }

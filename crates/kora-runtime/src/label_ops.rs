@@ -20,13 +20,9 @@ use crate::value::Value;
 
 /// `a op b` where at least one operand is labelled: the plain values' result, labelled with
 /// the join of both labels (an error's message is withheld when it could quote a secret).
+/// Its caller (`arith::binary_owned`) has tried `small_ints` first, so it is not tried again.
 #[cold]
 pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
-    if let Some(v) = small_ints(op, &a, &b) {
-        crate::value::discard(a);
-        crate::value::discard(b);
-        return Ok(v);
-    }
     if let Some(n) = quick_ints(op, &label::plain(&a), &label::plain(&b)) {
         return Ok(int_result(n, a, b));
     }

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::num::NonZeroU64;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kora_runtime::trace::{AttrRef, AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus};
@@ -169,6 +170,26 @@ fn kept_attrs(attrs: &mut Vec<(&'static str, AttrValue)>, call: &ModelCallSpan<'
     });
 }
 
+/// Where and when a whole model call's span sits: what its record leaves to the event.
+#[derive(Clone, Copy)]
+pub(crate) struct CallAt {
+    pub id: SpanId,
+    pub parent: Option<SpanId>,
+    pub start: Nanos,
+    pub end: Nanos,
+}
+
+impl CallAt {
+    fn of(id: SpanId, parent: Option<NonZeroU64>, start: SystemTime, end: SystemTime) -> CallAt {
+        CallAt {
+            id,
+            parent: parent.map(u64::from),
+            start: nanos(start),
+            end: nanos(end),
+        }
+    }
+}
+
 /// What an encoder made of a whole run.
 pub(crate) struct Encoded {
     pub spans: Vec<SpanData>,
@@ -214,8 +235,7 @@ impl Encoder {
                     end,
                 } => {
                     if let Some(c) = calls.next() {
-                        let parent = parent.map(u64::from);
-                        self.whole_call(id, parent, nanos(start), nanos(end), c, false);
+                        self.whole_call(CallAt::of(id, parent, start, end), c, false);
                         self.last_whole = Some(Box::new(c.clone()));
                         self.pattern.clear();
                     }
@@ -225,7 +245,7 @@ impl Encoder {
                     parent,
                     start,
                     end,
-                } => self.repeat_call(id, parent.map(u64::from), nanos(start), nanos(end)),
+                } => self.repeat_call(CallAt::of(id, parent, start, end)),
                 e => self.event(e),
             }
         }
@@ -257,15 +277,13 @@ impl Encoder {
     }
 
     /// A model call's whole span, written at once: no open span to keep, no buffers to fill.
-    fn whole_call(
-        &mut self,
-        id: SpanId,
-        parent: Option<SpanId>,
-        start: Nanos,
-        end: Nanos,
-        c: &CallRecord,
-        pattern: bool,
-    ) {
+    fn whole_call(&mut self, at: CallAt, c: &CallRecord, pattern: bool) {
+        let CallAt {
+            id,
+            parent,
+            start,
+            end,
+        } = at;
         if let Some(out) = &mut self.out {
             let (name, uncached) = &mut self.scratch;
             name.clear();
@@ -316,42 +334,39 @@ impl Encoder {
             }
             out.written();
         }
-        self.keep_call(id, parent, start, end, c);
+        self.keep_call(at, c);
     }
 
     /// A model call that says what the last whole one said: a patched copy of the last
     /// repeat's JSON when it can be, written whole otherwise.
-    fn repeat_call(&mut self, id: SpanId, parent: Option<SpanId>, start: Nanos, end: Nanos) {
+    fn repeat_call(&mut self, at: CallAt) {
         let Some(c) = self.last_whole.take() else {
             return;
         };
         let copied = self.out.as_mut().is_some_and(|out| {
-            let done = self
-                .pattern
-                .write(out, &self.ids, id, parent, (start, end), &mut self.secs);
+            let done = self.pattern.write(out, &self.ids, at, &mut self.secs);
             if done {
                 out.written();
             }
             done
         });
         if copied {
-            self.keep_call(id, parent, start, end, &c);
+            self.keep_call(at, &c);
         } else {
-            self.whole_call(id, parent, start, end, &c, true);
+            self.whole_call(at, &c, true);
         }
         self.last_whole = Some(c);
     }
 
     /// A model call's span as data, when spans are kept.
-    fn keep_call(
-        &mut self,
-        id: SpanId,
-        parent: Option<SpanId>,
-        start: Nanos,
-        end: Nanos,
-        c: &CallRecord,
-    ) {
+    fn keep_call(&mut self, at: CallAt, c: &CallRecord) {
         if self.keep {
+            let CallAt {
+                id,
+                parent,
+                start,
+                end,
+            } = at;
             let call = c.resolve(&self.names);
             let mut attrs = Vec::new();
             kept_attrs(&mut attrs, &call);

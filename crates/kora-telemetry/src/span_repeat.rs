@@ -8,8 +8,8 @@
 //! when all three fields had that width (`span_json::Fields`), and a repeat under another
 //! parent, or with a time outside 2001..2286, is written whole and becomes the pattern.
 
+use crate::encoder::CallAt;
 use crate::recorder::RunIds;
-use crate::span_event::Nanos;
 use crate::span_json::{self, Fields, Seconds};
 use crate::trace_out::TraceOut;
 use kora_runtime::trace::SpanId;
@@ -61,9 +61,12 @@ impl Pattern {
         &self,
         out: &mut TraceOut,
         ids: &RunIds,
-        id: SpanId,
-        parent: Option<SpanId>,
-        (start, end): (Nanos, Nanos),
+        CallAt {
+            id,
+            parent,
+            start,
+            end,
+        }: CallAt,
         secs: &mut Seconds,
     ) -> bool {
         let Some((p, at)) = self.at else {

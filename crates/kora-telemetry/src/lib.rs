@@ -10,6 +10,7 @@ mod handoff;
 mod interner;
 pub mod otlp;
 pub mod recorder;
+mod recycle;
 mod span_event;
 pub mod span_json;
 mod span_repeat;

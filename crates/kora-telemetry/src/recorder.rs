@@ -156,6 +156,9 @@ impl Recorder {
         let ids = RunIds::new();
         let tmp = dir.join(format!("{}.json.tmp", ids.run_id));
         let file = crate::otlp::envelope_parts(&ids, program).and_then(|(prefix, suffix)| {
+            if let Some(spare) = crate::recycle::claim(dir, &tmp) {
+                return Some(TraceOut::file(tmp.clone(), spare, true, prefix, suffix));
+            }
             // The folder is made by a project's first run only: trying the file first saves
             // every later run two system calls.
             let file = File::create(&tmp)
@@ -164,7 +167,7 @@ impl Recorder {
                     File::create(&tmp)
                 })
                 .ok()?;
-            Some(TraceOut::file(tmp.clone(), file, prefix, suffix))
+            Some(TraceOut::file(tmp.clone(), file, false, prefix, suffix))
         });
         let to = match file {
             Some(out) => {

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::otlp;
 use crate::recorder::{Recording, Streamed};
+use crate::recycle;
 
 pub const TRACE_DIR: &str = ".kora/traces";
 
@@ -79,8 +80,10 @@ fn prune(dir: &Path, run_id: &str) {
     }
     let all = list(dir);
     if all.len() > KEEP {
+        // Kept as spares for later runs to write over: cheaper than deleting them (`recycle.rs`).
+        let mut room = recycle::room(dir);
         for old in &all[..all.len() - KEEP] {
-            let _ = std::fs::remove_file(old);
+            recycle::retire(dir, old, &mut room);
         }
     }
 }
@@ -230,13 +233,51 @@ mod tests {
         );
         rec.ids.run_id = "20260102-000000-000-00f0".into();
         write(&root, &rec, "main.ko").expect("written");
-        assert_eq!(count(), KEEP);
+        assert_eq!(list(&dir).len(), KEEP);
+        let spares = std::fs::read_dir(dir.join("spare"))
+            .expect("spares")
+            .count();
+        assert_eq!(spares, 7, "the pruned traces are kept to be written over");
         for i in 0..7 {
             assert!(!dir.join(format!("{}.json", name(i))).exists(), "{i}");
         }
         assert!(dir.join(format!("{}.json", name(7))).exists());
         assert!(dir.join("20260102-000000-000-00f0.json").exists());
         assert!(prunes("20260102-000000-000-a000") && !prunes("20260102-000000-000-a00f"));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_run_writes_its_trace_over_a_longer_spare_and_cuts_it_to_its_own_length() {
+        use kora_runtime::trace::{SpanKind, SpanStatus, Tracer};
+        let root = std::env::temp_dir().join(format!("kora-spare-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = trace_dir(&root);
+        std::fs::create_dir_all(dir.join("spare")).expect("folder");
+        let old = vec![b'x'; 1 << 20];
+        std::fs::write(dir.join("spare/20260101-000000-000-0001.json"), &old).expect("spare");
+        let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let mut rec = crate::Recorder::streaming_to(&dir, "main.ko", true);
+        let run = rec.open(SpanKind::Run, "run main.ko", None, t0);
+        for _ in 0..300 {
+            let c = rec.open(SpanKind::ModelCall, "chat m", Some(run), t0);
+            rec.close(c, t0 + Duration::from_millis(1), SpanStatus::Ok, None);
+        }
+        let recording = rec.finish(t0 + Duration::from_secs(1));
+        let path = write(&root, &recording, "main.ko").expect("written");
+        assert_eq!(
+            std::fs::read_dir(dir.join("spare"))
+                .expect("folder")
+                .count(),
+            0
+        );
+        let text = std::fs::read_to_string(&path).expect("trace");
+        assert!(
+            text.len() < old.len() && text.ends_with("}\n"),
+            "cut to its own length"
+        );
+        let req = otlp::from_json(&text).expect("official OTLP JSON");
+        assert_eq!(req, otlp::to_request(&recording, "main.ko"));
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -21,6 +21,9 @@ struct FileSink {
     suffix: Vec<u8>,
     /// The first write error: nothing more is written after it.
     failed: bool,
+    /// A spare trace being written over (`recycle.rs`): cut to `written` at the end.
+    recycled: bool,
+    written: u64,
 }
 
 /// A run's span JSON as it is produced.
@@ -41,8 +44,15 @@ impl TraceOut {
         }
     }
 
-    /// A trace file: `prefix` is the envelope up to the `spans` array's first item.
-    pub(crate) fn file(tmp: PathBuf, file: File, prefix: Vec<u8>, suffix: Vec<u8>) -> TraceOut {
+    /// A trace file: `prefix` is the envelope up to the `spans` array's first item;
+    /// `recycled` when `file` is a spare whose old bytes must be cut off at the end.
+    pub(crate) fn file(
+        tmp: PathBuf,
+        file: File,
+        recycled: bool,
+        prefix: Vec<u8>,
+        suffix: Vec<u8>,
+    ) -> TraceOut {
         let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
         buf.extend_from_slice(&prefix);
         TraceOut {
@@ -53,6 +63,8 @@ impl TraceOut {
                 file,
                 suffix,
                 failed: false,
+                recycled,
+                written: 0,
             }),
         }
     }
@@ -90,6 +102,9 @@ impl TraceOut {
         if !f.failed && f.file.flush().is_err() {
             f.failed = true;
         }
+        if f.recycled && !f.failed && f.file.set_len(f.written).is_err() {
+            f.failed = true;
+        }
         match f.failed {
             false => Streamed::File(f.tmp),
             true => Streamed::Broken(f.tmp, kept),
@@ -102,5 +117,6 @@ impl FileSink {
         if !self.failed && self.file.write_all(bytes).is_err() {
             self.failed = true;
         }
+        self.written += bytes.len() as u64;
     }
 }

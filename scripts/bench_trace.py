@@ -6,7 +6,8 @@ The program is a `kora test` whose one test makes CALLS `analyze` calls inside a
 can be and the trace's own cost is as visible as it can be. The two variants (default
 tracing, and `--no-trace`) are run alternately, ROUNDS times each, in one invocation, so
 both see the same machine load; a zero-call program is timed too, so start-up and
-checking can be subtracted. Reported, for wall time and for CPU time (user + system, all
+checking can be subtracted. The trace folder starts as a project's that has run the
+program many times: 200 traces of this run's size and a few spares. Reported, for wall time and for CPU time (user + system, all
 threads: steadier than wall time on a busy machine, and it counts any thread
 even when it overlaps the run): the median of each variant, the overhead of tracing as a
 percentage of the untraced program's own run time and of the whole process, and the cost
@@ -88,6 +89,10 @@ def report(what: str, times: dict[str, list[float]], spans: int) -> None:
     if run_off > 0:
         print(f"  overhead vs the program's run time: {extra / run_off * 100:.1f}%")
     print(f"  overhead vs the whole process:      {extra / med['untraced'] * 100:.1f}%")
+    # Each round runs the variants back to back, so a round's own difference shares its load.
+    paired = statistics.median(a - b for a, b in zip(times["traced"], times["untraced"]))
+    print(f"  median of each round's traced minus untraced: {paired * 1e3:.2f} ms = "
+          f"{paired / med['untraced'] * 100:.1f}% of the whole process")
 
 
 def main() -> int:
@@ -111,13 +116,18 @@ def main() -> int:
             "untraced": [str(kora), "test", "--no-trace", "calls.ko"],
             "empty": [str(kora), "test", "--no-trace", "empty.ko"],
         }
-        # A project that has run for a while: its trace folder holds the 200 traces kept.
-        traces = work / ".kora" / "traces"
-        traces.mkdir(parents=True)
-        for i in range(200):
-            (traces / f"20000101-000000-{i:03}-0000.json").write_text("{}\n")
         for cmd in variants.values():
             timed(cmd, work)  # warm the page cache and check the program runs
+        # A project that has run this program for a while: its trace folder holds the 200
+        # traces kept, each as large as this run's, and spares a prune retired for runs to
+        # write over (`recycle.rs`).
+        traces = work / ".kora" / "traces"
+        one = next(traces.glob("*.json")).read_bytes()
+        (traces / "spare").mkdir(exist_ok=True)
+        for i in range(200):
+            (traces / f"20000101-000000-{i:03}-0000.json").write_bytes(one)
+        for i in range(16):
+            (traces / "spare" / f"19990101-000000-{i:03}-0000.json").write_bytes(one)
         wall: dict[str, list[float]] = {k: [] for k in variants}
         cpus: dict[str, list[float]] = {k: [] for k in variants}
         for _ in range(args.rounds):

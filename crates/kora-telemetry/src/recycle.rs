@@ -57,7 +57,11 @@ pub(crate) fn room(traces: &Path) -> usize {
 /// in it (the writer cuts them off); `None` when there is no spare to take.
 pub(crate) fn claim(traces: &Path, tmp: &Path) -> Option<File> {
     let spares = std::fs::read_dir(spare_dir(traces)).ok()?;
-    for entry in spares.filter_map(Result::ok) {
+    // The listing says a file from a folder's own entry, with no call per file.
+    let files = spares
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()));
+    for entry in files {
         if std::fs::rename(entry.path(), tmp).is_ok() {
             return OpenOptions::new().write(true).open(tmp).ok();
         }
@@ -91,6 +95,11 @@ mod tests {
         assert!(
             claim(&root, &root.join("b.json.tmp")).is_none(),
             "taken once"
+        );
+        std::fs::create_dir_all(root.join("spare/not-a-trace")).expect("folder");
+        assert!(
+            claim(&root, &root.join("c.json.tmp")).is_none(),
+            "a folder is no spare"
         );
         let _ = std::fs::remove_dir_all(&root);
     }

@@ -166,6 +166,20 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "v = f(n)",
         "True",
     ),
+    // The wide product is boxed where `small_ints` computes it, and the box then meets plain
+    // ints in `label_ops::binary`'s first test (`+ c`, then `% m` back inline).
+    (
+        "fast_wide_product",
+        "def f(x: int) -> int:\n    return x * 11035152450\n",
+        "v = f(n)",
+        "4681575145692900",
+    ),
+    (
+        "fast_wide_then_plain",
+        "def f(x: int) -> int:\n    return (x * 11035152450 + 12345) % 2147483648\n",
+        "v = f(n)",
+        "663523101",
+    ),
     // Secret sort keys are revealed once to order the items; the items keep their labels.
     ("sorted_secret_tuples", "", "v = sorted([(n, \"b\"), (1, \"a\")])[1]", "424242"),
     ("sorted_secret_ints", "", "v = sorted([n + 3, n, n - 5])[0]", "424237"),

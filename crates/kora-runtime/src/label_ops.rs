@@ -23,6 +23,23 @@ use crate::value::Value;
 /// Its caller (`arith::binary_owned`) has tried `small_ints` first, so it is not tried again.
 #[cold]
 pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
+    // A secret int too wide to be inline with a plain one (`seed * a + c`, then `% m`): the
+    // box's own label is the result's, so `int_result`'s checks for other shapes are skipped.
+    if let (Value::Labeled(x), Value::Int(q)) = (&a, &b) {
+        if let Value::Int(p) = x.value {
+            if let Some(n) = int_op(op, p, *q) {
+                // An int has nothing to drop.
+                std::mem::forget(b);
+                return Ok(match a {
+                    Value::Labeled(x) => match own_box(x, n) {
+                        Ok(v) => v,
+                        Err(x) => like(&x, n),
+                    },
+                    other => int_result(n, other, Value::None),
+                });
+            }
+        }
+    }
     if let Some(n) = quick_ints(op, &label::plain(&a), &label::plain(&b)) {
         return Ok(int_result(n, a, b));
     }
@@ -50,7 +67,8 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
 
 /// `a op b` where an operand is an inline labelled int and the other one too or a plain int:
 /// the result is inline with the joined label, which for one label is its id unchanged (no
-/// lookup, no allocation). `None` for anything else, and when the result does not fit inline.
+/// lookup, no allocation), or a box with that label when it does not fit inline. `None` for
+/// anything else, and when `+`/`-` on the packed word does not fit.
 #[inline(always)]
 pub(crate) fn small_ints(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     // `n - 1`, `n + m` with one label: on the packed word, no unpacking (`Small::add_int`).
@@ -73,7 +91,12 @@ pub(crate) fn small_ints(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
         _ => return None,
     };
     let n = int_op(op, p, q)?;
-    Small::int_with_id(n, id).map(Value::LabeledSmall)
+    Some(match Small::int_with_id(n, id) {
+        Some(s) => Value::LabeledSmall(s),
+        // Past 51 bits (the LCG's `seed * 1103515245`): boxed here with the id's tag, which
+        // is the joined label already, rather than unpacked again by the general path.
+        None => crate::label_small::wide_int(n, id),
+    })
 }
 
 /// `p op q` for the operators a loop counter or a recursion uses, `None` on overflow or

@@ -187,6 +187,13 @@ fn tag_at(id: u64) -> Tag {
     unpack(SLOTS[id as usize & (SLOTS.len() - 1)].load(Ordering::Acquire))
 }
 
+/// The int `n`, too wide to be inline, in a box labelled with the tag whose id is `id`.
+#[cold]
+#[inline(never)]
+pub(crate) fn wide_int(n: i64, id: u64) -> Value {
+    crate::label::boxed(Value::Int(n), tag_at(id))
+}
+
 /// The id of the join of two ids' tags: the same id when they are equal (a compare, no lookup).
 #[inline(always)]
 pub fn join_ids(a: u64, b: u64) -> Option<u64> {

@@ -180,6 +180,13 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "v = f(n)",
         "663523101",
     ),
+    // A method call is plain only when neither its receiver nor an argument is labelled.
+    ("method_secret_argument", "", "v = \"a-b\".replace(\"-\", str(n))", "a424242b"),
+    ("method_secret_receiver", "", "v = str(n).replace(\"2\", \"9\")", "494949"),
+    // `d.get(k)` labels a plain value with a secret key's or default's label (`dict_get`, and
+    // `eval_method_call`'s plain `get` only when both are plain).
+    ("dict_get_plain_value", "", "d = {424242: 1357}\nv = d.get(n)", "1357"),
+    ("dict_get_secret_default", "", "d = {\"a\": 1357}\nv = d.get(\"a\", n)", "1357"),
     // Secret sort keys are revealed once to order the items; the items keep their labels.
     ("sorted_secret_tuples", "", "v = sorted([(n, \"b\"), (1, \"a\")])[1]", "424242"),
     ("sorted_secret_ints", "", "v = sorted([n + 3, n, n - 5])[0]", "424237"),

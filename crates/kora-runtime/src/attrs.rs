@@ -28,7 +28,7 @@ impl Interp<'_> {
             let f = self.module_attr(*m, name)?;
             return self.call_value_kw(&f, args, kw);
         }
-        if crate::label::any() {
+        if crate::label::any() && !plain_operands(recv, &args, &kw) {
             return self.call_method_labeled(recv, name, args, kw);
         }
         self.call_method_plain(recv, name, args, kw)
@@ -140,4 +140,15 @@ impl Interp<'_> {
             )),
         }
     }
+}
+
+/// Whether a method call is plain in every mode (`label_calls.rs`) without asking the
+/// receiver's mode: an unlabelled receiver, and arguments that are unlabelled scalars, which
+/// hold nothing inside that a flatten could find. Once a secret exists, `line.strip()` and
+/// `s.split("|")` then cost what they cost before it.
+#[inline]
+fn plain_operands(recv: &Value, args: &[Value], kw: &[(Sym, Value)]) -> bool {
+    !crate::label::is_labeled(recv)
+        && args.iter().all(crate::label::is_scalar)
+        && kw.iter().all(|(_, v)| crate::label::is_scalar(v))
 }

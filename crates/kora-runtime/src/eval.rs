@@ -424,9 +424,12 @@ impl Interp<'_> {
                         Some(x) => Some(self.eval(x)?),
                         None => None,
                     };
-                    // With labels about, `get` joins its arguments' labels into the
-                    // result (`label_calls.rs`): `dict_get`, out of this frame, knows how.
-                    if matches!(key, Value::Int(_) | Value::Str(_)) && !crate::label::any() {
+                    // `get` joins its arguments' labels into the result (`label_calls.rs`):
+                    // with a plain key and default there are none, and `dict_get`, out of
+                    // this frame, handles the rest.
+                    if matches!(key, Value::Int(_) | Value::Str(_))
+                        && !default.as_ref().is_some_and(crate::label::is_labeled)
+                    {
                         let found = d.borrow().get(&Key(key)).cloned();
                         return Ok(found.unwrap_or_else(|| default.unwrap_or_default()));
                     }

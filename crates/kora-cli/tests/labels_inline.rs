@@ -187,6 +187,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     // `eval_method_call`'s plain `get` only when both are plain).
     ("dict_get_plain_value", "", "d = {424242: 1357}\nv = d.get(n)", "1357"),
     ("dict_get_secret_default", "", "d = {\"a\": 1357}\nv = d.get(\"a\", n)", "1357"),
+    // A store under a secret key keeps the key's label (`assign_other`'s dict path).
+    (
+        "fast_secret_key_store",
+        "def f(x: int) -> list[int]:\n    d: dict[int, int] = {}\n    d[x] = 1\n    return list(d.keys())\n",
+        "v = f(n)",
+        "424242",
+    ),
+    (
+        "fast_secret_str_key_store",
+        "def f(x: int) -> list[str]:\n    d: dict[str, int] = {}\n    d[\"k\" + str(x)] = 1\n    return list(d.keys())\n",
+        "v = f(n)",
+        "k424242",
+    ),
     // Secret sort keys are revealed once to order the items; the items keep their labels.
     ("sorted_secret_tuples", "", "v = sorted([(n, \"b\"), (1, \"a\")])[1]", "424242"),
     ("sorted_secret_ints", "", "v = sorted([n + 3, n, n - 5])[0]", "424237"),

@@ -333,9 +333,11 @@ impl Interp<'_> {
                             return Ok(());
                         }
                     }
-                    if let (Value::Dict(d), Value::Int(_) | Value::Str(_)) = (slot, &idx) {
-                        // A plain value under an int or str key: what `set_index` would do
-                        // after its hashability and label checks, which cannot apply here.
+                    if let (Value::Dict(d), true) = (slot, crate::label_calls::scalar_key(&idx)) {
+                        // A value that is not a view under an int or str key, plain or
+                        // secret: what `set_index` would do after its hashability and view
+                        // checks, which cannot apply here. A secret key is kept as it is, its
+                        // label riding on the key, as `set_index` keeps it.
                         if !matches!(v, Value::Labeled(_)) {
                             let old = d.borrow_mut().insert(crate::value::Key(idx), v);
                             drop(old);

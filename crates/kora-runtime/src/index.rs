@@ -57,10 +57,11 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
 #[inline(never)]
 pub fn get_index_owned(p: &Program, v: &Value, idx: Value) -> RtResult<Value> {
     if let (inner, Some(tag)) = crate::label::split(&idx) {
-        // The same rule as `get_index`, the element labelled with the index's label.
+        // The same rule as `get_index`, the element labelled with the index's label; `inner`
+        // is plain, so `get_index` would go straight to `get_index_plain`.
         let r = match v {
             Value::Dict(_) => get_index_plain(p, v, &idx)?,
-            _ => get_index(p, v, &inner).map_err(|e| crate::label::withhold(e, Some(tag)))?,
+            _ => get_index_plain(p, v, &inner).map_err(|e| crate::label::withhold(e, Some(tag)))?,
         };
         return Ok(crate::label_ops::relabel(r, tag, idx, Value::None));
     }

@@ -193,6 +193,19 @@ pub fn wrap(v: Value, tag: Tag) -> Value {
     if tag.is_unverified() {
         ANY_UNVERIFIED.store(true, Ordering::Relaxed);
     }
+    // A plain scalar (`str(secret)`, an element picked by a secret index) is most of what
+    // gets labelled: it has no parts and no label to join, so it goes straight into its box
+    // (or inline) without the frame the containers need.
+    if is_scalar(&v) {
+        return boxed_or_small(v, tag);
+    }
+    wrap_other(v, tag)
+}
+
+/// `wrap` of anything but a plain scalar: views, rebuilt tuples, joins with a label `v`
+/// already has.
+#[inline(never)]
+fn wrap_other(v: Value, tag: Tag) -> Value {
     match &v {
         Value::Tuple(xs) => return Value::tuple(xs.iter().map(|x| wrap(x.clone(), tag)).collect()),
         Value::Outcome(o) => return Value::outcome(o.tag, wrap(o.payload.clone(), tag)),

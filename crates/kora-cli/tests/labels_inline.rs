@@ -180,6 +180,13 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "v = f(n)",
         "663523101",
     ),
+    // `t = t + 1` on an inline secret is added on the word (`concat_assign`).
+    (
+        "fast_rebinding_add",
+        "def f(x: int) -> int:\n    t = x\n    t = t + 1\n    return t\n",
+        "v = f(n)",
+        "424243",
+    ),
     // A method call is plain only when neither its receiver nor an argument is labelled.
     ("method_secret_argument", "", "v = \"a-b\".replace(\"-\", str(n))", "a424242b"),
     ("method_secret_receiver", "", "v = str(n).replace(\"2\", \"9\")", "494949"),

@@ -38,6 +38,9 @@ impl Interp<'_> {
                 };
             let v = if done {
                 cur
+            } else if let Some(v) = crate::label_ops::small_ints(BinOp::Add, &cur, &rhs) {
+                // `n = n + 1` on an inline secret: as `n + 1` in an expression, on the word.
+                v
             } else {
                 match crate::arith::binary(BinOp::Add, &cur, &rhs) {
                     Ok(v) => v,

@@ -180,6 +180,8 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "v = f(n)",
         "663523101",
     ),
+    // Two secret strings with one label are joined from their boxes (`label_ops::binary`).
+    ("two_secret_strings", "", "v = str(n) + str(n - 1)", "424242424241"),
     // `t = t + 1` on an inline secret is added on the word (`concat_assign`).
     (
         "fast_rebinding_add",

@@ -43,6 +43,16 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     if let Some(n) = quick_ints(op, &label::plain(&a), &label::plain(&b)) {
         return Ok(int_result(n, a, b));
     }
+    // Two secret scalars with one label, not both ints (`stems[i] + str(j)` on secrets): that
+    // label is the result's, read from the boxes without building and joining two tags.
+    if let (Value::Labeled(x), Value::Labeled(y)) = (&a, &b) {
+        if same_label(x, y) && is_scalar(&x.value) && is_scalar(&y.value) {
+            let tag = x.tag();
+            let r = crate::arith::binary(op, &x.value, &y.value)
+                .map_err(|e| label::withhold(e, Some(tag)))?;
+            return Ok(into_box(r, tag, a));
+        }
+    }
     let (x, ta) = label::split(&a);
     let (y, tb) = label::split(&b);
     let r =

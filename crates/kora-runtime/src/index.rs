@@ -45,7 +45,8 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
         // labelled key up itself, so a missing key is reported as the placeholder.
         let r = match v {
             Value::Dict(_) => get_index_plain(p, v, idx)?,
-            _ => get_index(p, v, &inner).map_err(|e| crate::label::withhold(e, Some(tag)))?,
+            // `inner` is plain: `get_index` would go straight to `get_index_plain`.
+            _ => get_index_plain(p, v, &inner).map_err(|e| crate::label::withhold(e, Some(tag)))?,
         };
         return Ok(crate::label::wrap(r, tag));
     }

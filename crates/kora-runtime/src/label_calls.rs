@@ -92,6 +92,18 @@ pub(crate) fn apply(
             return Ok(label::wrap(r, tag));
         }
     }
+    apply_general(mode, args, kwargs, f)
+}
+
+/// `apply` for anything but one labelled scalar: out of line, so `str(secret)` does not pay
+/// this frame's setup.
+#[inline(never)]
+fn apply_general(
+    mode: Mode,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+    f: impl FnOnce(Vec<Value>, Vec<(Sym, Value)>) -> RtResult<Value>,
+) -> RtResult<Value> {
     let labelled = |v: &Value| match mode {
         Mode::Flatten => label::deep(v).is_some(),
         _ => label::is_labeled(v),

@@ -92,18 +92,6 @@ pub(crate) fn apply(
             return Ok(label::wrap(r, tag));
         }
     }
-    apply_general(mode, args, kwargs, f)
-}
-
-/// `apply` for anything but one labelled scalar: out of line, so `str(secret)` does not pay
-/// this frame's setup.
-#[inline(never)]
-fn apply_general(
-    mode: Mode,
-    args: Vec<Value>,
-    kwargs: Vec<(Sym, Value)>,
-    f: impl FnOnce(Vec<Value>, Vec<(Sym, Value)>) -> RtResult<Value>,
-) -> RtResult<Value> {
     let labelled = |v: &Value| match mode {
         Mode::Flatten => label::deep(v).is_some(),
         _ => label::is_labeled(v),
@@ -111,6 +99,18 @@ fn apply_general(
     if !args.iter().any(labelled) && !kwargs.iter().any(|(_, v)| labelled(v)) {
         return f(args, kwargs);
     }
+    apply_labelled(mode, args, kwargs, f)
+}
+
+/// `apply` once a label is among the arguments, other than one labelled scalar: out of line,
+/// so `str(secret)` and `str(plain)` do not pay this frame's setup.
+#[inline(never)]
+fn apply_labelled(
+    mode: Mode,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+    f: impl FnOnce(Vec<Value>, Vec<(Sym, Value)>) -> RtResult<Value>,
+) -> RtResult<Value> {
     let mut tag: Option<Tag> = None;
     let mut take = |v: Value| -> Value {
         match mode {

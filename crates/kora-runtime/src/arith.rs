@@ -30,25 +30,13 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> RtResult<Value> {
 /// `a op b` on operands the caller is done with: as `binary`, but a labelled temporary
 /// lends its box to the result (`label_ops`), so secret arithmetic in a loop allocates less.
 /// Out of line, as the call it replaced was: `eval` is the hottest frame, and code inlined
-/// into it is paid for by every plain call.
+/// into it is paid for by every plain call. `eval` has tried `fast_arith` and
+/// `label_ops::small_arith` before this.
 #[inline(never)]
 pub fn binary_owned(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
-    // An inline secret int (`n - 1` on a classified `n`) first, in this small frame: the
-    // rest is a call away, so a secret operation pays a call, not the general frame.
-    if let Some(v) = crate::label_ops::small_ints(op, &a, &b) {
-        std::mem::forget(a);
-        std::mem::forget(b);
-        return Ok(v);
-    }
-    binary_owned_rest(op, a, b)
-}
-
-#[inline(never)]
-fn binary_owned_rest(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
     match (&a, &b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::Float(x), Value::Float(y)) => float_op(op, *x, *y, &a, &b, false),
-        // `binary_owned` has tried the inline fast path already.
         (Value::Labeled(_) | Value::LabeledSmall(_), _)
         | (_, Value::Labeled(_) | Value::LabeledSmall(_)) => crate::label_ops::binary(op, a, b),
         _ => binary_slow(op, &a, &b, false),

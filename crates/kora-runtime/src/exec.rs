@@ -480,9 +480,9 @@ impl Interp<'_> {
 
 /// Int `+ - * // %` and float `+ - *` (division by a non-zero divisor) without leaving the caller;
 /// `None` sends everything else, overflow included, to the general path. Inline secrets are
-/// not matched here but first thing in `arith::binary_owned`: an arm for them, or a test
-/// after this in `eval`, reshaped the hottest code and made plain arithmetic dearer
-/// (nbody +3%, loops +8% instructions).
+/// not matched here but in `label_ops::small_arith`, a frameless out-of-line leaf that `eval`
+/// calls after this: an arm for them here, or that leaf inlined, reshaped the hottest code and
+/// made plain arithmetic dearer (nbody +3%, loops +8% instructions).
 #[inline(always)]
 pub(crate) fn fast_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     match (a, b) {

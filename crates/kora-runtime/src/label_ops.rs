@@ -20,26 +20,29 @@ use crate::value::Value;
 
 /// `a op b` where at least one operand is labelled: the plain values' result, labelled with
 /// the join of both labels (an error's message is withheld when it could quote a secret).
-/// Its caller (`arith::binary_owned`) has tried `small_ints` first, so it is not tried again.
+/// Its caller has tried `small_arith` (one label, inline result), not the rest of
+/// `small_ints` (two labels joined, a result boxed past 51 bits), which is tried first here.
 #[cold]
 pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
+    if let Some(v) = small_ints(op, &a, &b) {
+        // Ints have nothing to drop.
+        std::mem::forget(a);
+        std::mem::forget(b);
+        return Ok(v);
+    }
     // A secret int too wide to be inline with a plain one (`seed * a + c`, then `% m`): the
     // box's own label is the result's, so `int_result`'s checks for other shapes are skipped.
-    if let (Value::Labeled(x), Value::Int(q)) = (&a, &b) {
-        if let Value::Int(p) = x.value {
-            if let Some(n) = int_op(op, p, *q) {
+    let a = match (a, &b) {
+        (Value::Labeled(x), &Value::Int(q)) => match int_op_boxed(op, &x.value, q) {
+            Some(n) => {
                 // An int has nothing to drop.
                 std::mem::forget(b);
-                return Ok(match a {
-                    Value::Labeled(x) => match own_box(x, n) {
-                        Ok(v) => v,
-                        Err(x) => like(&x, n),
-                    },
-                    other => int_result(n, other, Value::None),
-                });
+                return Ok(own_box(x, n).unwrap_or_else(|x| like(&x, n)));
             }
-        }
-    }
+            None => Value::Labeled(x),
+        },
+        (a, _) => a,
+    };
     if let Some(n) = quick_ints(op, &label::plain(&a), &label::plain(&b)) {
         return Ok(int_result(n, a, b));
     }
@@ -73,6 +76,38 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
         }
         (None, None) => r,
     })
+}
+
+/// `a op b` on an inline labelled int and a plain int, or two with one label, when the
+/// result is inline too: `small_ints` without its two calls (a join of two labels, a box for
+/// a wide result). With no call inside it needs no frame, so a secret `n - 1` costs a call
+/// and a few instructions; `None` sends the rest to `binary`, which tries `small_ints`.
+#[inline(never)]
+pub(crate) fn small_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
+    // A secret on the left is the common shape (`n - 1`, `h * 31`, `f(n) + f(m)`).
+    let Value::LabeledSmall(x) = a else {
+        return match (a, b) {
+            (Value::Int(p), Value::LabeledSmall(y)) => {
+                Small::int_with_id(int_op(op, *p, y.int()?)?, y.id()).map(Value::LabeledSmall)
+            }
+            _ => None,
+        };
+    };
+    let add = matches!(op, BinOp::Add | BinOp::Sub);
+    let sub = op == BinOp::Sub;
+    match b {
+        Value::Int(q) if add => x.add_int(*q, sub),
+        Value::Int(q) => Small::int_with_id(int_op(op, x.int()?, *q)?, x.id()),
+        Value::LabeledSmall(y) if y.id() == x.id() => {
+            if add {
+                x.add_same(*y, sub)
+            } else {
+                Small::int_with_id(int_op(op, x.int()?, y.int()?)?, x.id())
+            }
+        }
+        _ => None,
+    }
+    .map(Value::LabeledSmall)
 }
 
 /// `a op b` where an operand is an inline labelled int and the other one too or a plain int:
@@ -119,6 +154,15 @@ fn int_op(op: BinOp, p: i64, q: i64) -> Option<i64> {
         BinOp::Mul => p.checked_mul(q),
         BinOp::Mod if q != 0 => Some(crate::arith::floor_mod(p, q)),
         BinOp::FloorDiv if q != 0 => crate::arith::floor_div(p, q),
+        _ => None,
+    }
+}
+
+/// `p op q` where `p` is the int in a box, `None` when it holds something else.
+#[inline(always)]
+fn int_op_boxed(op: BinOp, inner: &Value, q: i64) -> Option<i64> {
+    match inner {
+        Value::Int(p) => int_op(op, *p, q),
         _ => None,
     }
 }

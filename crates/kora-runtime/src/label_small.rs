@@ -33,8 +33,9 @@ impl Small {
     /// `n` labelled with the tag whose id is `id`, when `n` fits in 51 bits.
     #[inline(always)]
     pub fn int_with_id(n: i64, id: u64) -> Option<Small> {
-        let packed = (n << SHIFT) >> SHIFT;
-        (packed == n).then_some(Small(((n << SHIFT) as u64) | id))
+        // `n` fits in 51 bits exactly when shifting it past the id and kind bits, done as a
+        // multiplication, does not overflow: one checked multiply instead of a round trip.
+        n.checked_mul(1 << SHIFT).map(|w| Small(w as u64 | id))
     }
 
     /// A plain int or bool labelled `tag`, when both fit; `None` for anything else.
@@ -68,13 +69,29 @@ impl Small {
     /// `self + q` (or `self - q`), for an int, with the same label: the sum of the packed
     /// words, since `q` shifted past the id and kind bits leaves them as they are, and an
     /// overflow of the 51-bit number is an overflow of the 64-bit word. `None` for a bool or
-    /// when the result does not fit.
+    /// when `q` or the result does not fit.
     #[inline(always)]
     pub fn add_int(self, q: i64, negate: bool) -> Option<Small> {
-        let shifted = q << SHIFT;
-        if self.is_bool() || shifted >> SHIFT != q {
+        if self.is_bool() {
             return None;
         }
+        // Overflows exactly when `q` does not fit in 51 bits.
+        let shifted = q.checked_mul(1 << SHIFT)?;
+        self.add_word(shifted, negate)
+    }
+
+    /// `self + y` (or `self - y`) for two ints with this one label: `y`'s number is already
+    /// shifted in its word, under an id that is this one's, so masking the id leaves it.
+    #[inline(always)]
+    pub fn add_same(self, y: Small, negate: bool) -> Option<Small> {
+        if (self.0 | y.0) & KIND_BOOL != 0 {
+            return None;
+        }
+        self.add_word((y.0 & !ID_MASK) as i64, negate)
+    }
+
+    #[inline(always)]
+    fn add_word(self, shifted: i64, negate: bool) -> Option<Small> {
         let w = self.0 as i64;
         let r = if negate {
             w.checked_sub(shifted)
@@ -82,6 +99,13 @@ impl Small {
             w.checked_add(shifted)
         };
         r.map(|r| Small(r as u64))
+    }
+
+    /// A key that orders ints with one label as their numbers do: the packed word itself,
+    /// since the number sits in the top bits above an id and kind bit that are then equal.
+    #[inline(always)]
+    pub fn order_key(self) -> i64 {
+        self.0 as i64
     }
 
     /// The plain value, its label dropped.

@@ -84,8 +84,9 @@ fn sort_secret_ints_in_place(items: &mut [Value], reverse: bool) -> bool {
     if !items.iter().all(one_label) {
         return false;
     }
+    // One label and all ints (checked above), so the packed words order as the numbers.
     sort_by_int(items, reverse, |v| match v {
-        Value::LabeledSmall(s) => s.int().unwrap_or(0),
+        Value::LabeledSmall(s) => s.order_key(),
         _ => 0,
     });
     true

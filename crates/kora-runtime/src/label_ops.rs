@@ -20,11 +20,11 @@ use crate::value::Value;
 
 /// `a op b` where at least one operand is labelled: the plain values' result, labelled with
 /// the join of both labels (an error's message is withheld when it could quote a secret).
-/// Its caller has tried `small_arith` (one label, inline result), not the rest of
-/// `small_ints` (two labels joined, a result boxed past 51 bits), which is tried first here.
+/// Its caller (`arith::binary_owned`, reached from `eval`) has tried `small_arith`, so only
+/// `small_joined`, the inline ints' remaining cases, is tried here.
 #[cold]
 pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
-    if let Some(v) = small_ints(op, &a, &b) {
+    if let Some(v) = small_joined(op, &a, &b) {
         // Ints have nothing to drop.
         std::mem::forget(a);
         std::mem::forget(b);
@@ -79,9 +79,9 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> RtResult<Value> {
 }
 
 /// `a op b` on an inline labelled int and a plain int, or two with one label, when the
-/// result is inline too: `small_ints` without its two calls (a join of two labels, a box for
-/// a wide result). With no call inside it needs no frame, so a secret `n - 1` costs a call
-/// and a few instructions; `None` sends the rest to `binary`, which tries `small_ints`.
+/// result is inline too: the label is the operand's id unchanged, so nothing is looked up or
+/// allocated. It calls nothing, so it needs no frame: a secret `n - 1` costs a call and a few
+/// instructions. `None` for the rest, which `small_joined` and the general path take.
 #[inline(never)]
 pub(crate) fn small_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     // A secret on the left is the common shape (`n - 1`, `h * 31`, `f(n) + f(m)`).
@@ -110,23 +110,12 @@ pub(crate) fn small_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     .map(Value::LabeledSmall)
 }
 
-/// `a op b` where an operand is an inline labelled int and the other one too or a plain int:
-/// the result is inline with the joined label, which for one label is its id unchanged (no
-/// lookup, no allocation), or a box with that label when it does not fit inline. `None` for
-/// anything else, and when `+`/`-` on the packed word does not fit.
+/// What `small_arith` declines among inline labelled ints: two labels, joined by id, and a
+/// result past 51 bits, boxed here with the id's tag (the LCG's `seed * 1103515245`), which
+/// is the joined label already, rather than unpacked again by the general path. `None` for
+/// anything else and on overflow.
 #[inline(always)]
-pub(crate) fn small_ints(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
-    // `n - 1`, `n + m` with one label: on the packed word, no unpacking (`Small::add_int`).
-    if let (BinOp::Add | BinOp::Sub, Value::LabeledSmall(x)) = (op, a) {
-        let q = match b {
-            Value::Int(q) => Some(*q),
-            Value::LabeledSmall(y) if y.id() == x.id() => y.int(),
-            _ => None,
-        };
-        if let Some(q) = q {
-            return x.add_int(q, op == BinOp::Sub).map(Value::LabeledSmall);
-        }
-    }
+fn small_joined(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     let (p, q, id) = match (a, b) {
         (Value::LabeledSmall(x), Value::LabeledSmall(y)) => {
             (x.int()?, y.int()?, join_ids(x.id(), y.id())?)
@@ -138,10 +127,20 @@ pub(crate) fn small_ints(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     let n = int_op(op, p, q)?;
     Some(match Small::int_with_id(n, id) {
         Some(s) => Value::LabeledSmall(s),
-        // Past 51 bits (the LCG's `seed * 1103515245`): boxed here with the id's tag, which
-        // is the joined label already, rather than unpacked again by the general path.
         None => crate::label_small::wide_int(n, id),
     })
+}
+
+/// `a op b` where an operand is an inline labelled int and the other one too or a plain int,
+/// for a caller that has not tried `small_arith`: the result is inline with the joined
+/// label, or boxed with it when it is too wide. `None` for anything else and on overflow.
+#[inline(always)]
+pub(crate) fn small_ints(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
+    // Plain operands (`total = total + x`) must not pay the call.
+    if !matches!(a, Value::LabeledSmall(_)) && !matches!(b, Value::LabeledSmall(_)) {
+        return None;
+    }
+    small_arith(op, a, b).or_else(|| small_joined(op, a, b))
 }
 
 /// `p op q` for the operators a loop counter or a recursion uses, `None` on overflow or

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kora_runtime::journal::{self, Run};
+use kora_runtime::durable::journal::{self, Run};
 
 /// How `kora run` treats durability.
 pub enum Durability {

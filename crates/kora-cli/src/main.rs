@@ -183,11 +183,11 @@ fn main() -> ExitCode {
             model,
         } => {
             let mode = if record {
-                kora_runtime::cassette::Mode::Record
+                kora_runtime::agents::cassette::Mode::Record
             } else if replay {
-                kora_runtime::cassette::Mode::Replay
+                kora_runtime::agents::cassette::Mode::Replay
             } else {
-                kora_runtime::cassette::Mode::Auto
+                kora_runtime::agents::cassette::Mode::Auto
             };
             let durability = match resume {
                 Some(id) => durable_cmd::Durability::Resume(id),

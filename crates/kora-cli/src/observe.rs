@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use kora_runtime::config::pricing::Pricing;
 use kora_runtime::config::Config;
-use kora_runtime::pricing::Pricing;
-use kora_runtime::trace::{SpanId, SpanKind, SpanStatus, Tracer};
+use kora_runtime::observe::trace::{SpanId, SpanKind, SpanStatus, Tracer};
 use kora_telemetry::Recorder;
 
 /// What the user asked to observe.

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use kora_check::{check_program, Disk};
-use kora_runtime::analyze::Models;
-use kora_runtime::cassette::{Cassette, Mode};
+use kora_runtime::agents::analyze::Models;
+use kora_runtime::agents::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
 
 use crate::durable_cmd::{self, Durability};
@@ -138,7 +138,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                 return 2;
             }
             if let Some(started) = run.past.config() {
-                let moved = kora_runtime::config_digest::changes(started, &config.table_digests);
+                let moved = kora_runtime::config::digest::changes(started, &config.table_digests);
                 if !moved.is_empty() && !accept_config {
                     eprintln!(
                         "error: run {id}: kora.toml changed since the run started ({}); settings steer which effects a run performs, so a resume under others may not meet its journal. Restore them, or resume with `--accept-config` to continue under the new settings",
@@ -153,7 +153,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                     );
                 }
             }
-            if run.past.state == kora_runtime::journal::RunState::Finished {
+            if run.past.state == kora_runtime::durable::journal::RunState::Finished {
                 eprintln!("run {id} has already finished; nothing to resume");
                 return 0;
             }
@@ -166,7 +166,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                 .clone()
                 .unwrap_or_else(kora_runtime::stdlib::new_run_id);
             let shown = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
-            match kora_runtime::journal::Run::start(
+            match kora_runtime::durable::journal::Run::start(
                 &durable_cmd::project_of(dir),
                 &id,
                 &shown.display().to_string(),
@@ -204,14 +204,14 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     let mut session = Session::start(observe, &config, dir, &program_name);
     let run_span = session.as_mut().map(|s| {
         s.open(
-            kora_runtime::trace::SpanKind::Run,
+            kora_runtime::observe::trace::SpanKind::Run,
             &format!("run {program_name}"),
             None,
         )
     });
     let stdout = std::io::stdout();
     let mut out: Box<dyn Write> = match &durable {
-        Some(run) => Box::new(kora_runtime::journal::JournaledOut::new(
+        Some(run) => Box::new(kora_runtime::durable::journal::JournaledOut::new(
             run.clone(),
             stdout.lock(),
         )),
@@ -221,7 +221,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     let mut input = stdin.lock();
     let mut interp = kora_runtime::Interp::new(program.clone(), &mut *out);
     interp.set_input(&mut input);
-    let mut observers: Vec<Box<dyn kora_runtime::effect::Observer>> = Vec::new();
+    let mut observers: Vec<Box<dyn kora_runtime::durable::effect::Observer>> = Vec::new();
     let mut branches = Vec::new();
     if let Some(run) = &durable {
         observers.push(Box::new(run.observer()));
@@ -282,7 +282,10 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprint!("{}", kora_runtime::report::render_error(&program, &e));
+            eprint!(
+                "{}",
+                kora_runtime::observe::report::render_error(&program, &e)
+            );
             1
         }
     }

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use kora_check::{check_program, hir, Disk};
-use kora_runtime::analyze::Models;
-use kora_runtime::cassette::{Cassette, Mode};
+use kora_runtime::agents::analyze::Models;
+use kora_runtime::agents::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
 use kora_runtime::error::codes;
-use kora_runtime::trace::SpanKind;
+use kora_runtime::observe::trace::SpanKind;
 use kora_runtime::value::{Function, Value};
 
 use crate::observe::{Observe, Session};
@@ -125,7 +125,7 @@ fn run_file(
     file: &Path,
     opts: &TestOpts,
     session: &mut Option<Session>,
-    root: Option<kora_runtime::trace::SpanId>,
+    root: Option<kora_runtime::observe::trace::SpanId>,
     tally: &mut Tally,
     out: &mut dyn Write,
 ) {
@@ -216,7 +216,7 @@ fn run_one(
     run: &TestRun<'_>,
     body: &std::sync::Arc<hir::Function>,
     session: &mut Option<Session>,
-    span: Option<kora_runtime::trace::SpanId>,
+    span: Option<kora_runtime::observe::trace::SpanId>,
 ) -> Result<(), String> {
     let TestRun {
         program,
@@ -261,7 +261,9 @@ fn run_one(
                 .message
                 .replace("; record it with `kora run --record`", "");
         }
-        details.push_str(&kora_runtime::report::render_error(program, &shown));
+        details.push_str(&kora_runtime::observe::report::render_error(
+            program, &shown,
+        ));
         if e.code == codes::REPLAY_MISS {
             details.push_str(&format!(
                 "help: record the missing answer with `kora test --live {}`\n",

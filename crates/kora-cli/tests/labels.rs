@@ -56,7 +56,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("parallel_for", "", "vs = parallel for s in [secret]:\n    return s + \".\"\nv = vs[0]", "hunter2"),
     ("int_arithmetic", "", "v = int(classified(\"424242\")) + 1", "424243"),
     ("float_arithmetic", "", "v = classified(2.5) * 4.0 + 0.25", "10.25"),
-    // The fast paths of `label_ops.rs`: a temporary's box reused for the result, a shared
+    // The fast paths of `labels/ops.rs`: a temporary's box reused for the result, a shared
     // operand left alone, an update in place, a secret index, `len`, sorting by secrets.
     ("int_temporaries", "", "v = ((len(secret) + 424228) * 2 + 1) % 1000003", "848485"),
     ("shared_operand_twice", "", "n = len(secret) + 424228\nv = (n + 0) + (n + 1)", "848485"),
@@ -264,7 +264,7 @@ fn a_release_names_one_sink_and_ends_with_its_block() {
     );
 }
 
-/// Arithmetic on labelled temporaries reuses their boxes (`label_ops.rs`): a release must
+/// Arithmetic on labelled temporaries reuses their boxes (`labels/ops.rs`): a release must
 /// still hold only while its block is open, and a secret no release covers must still refuse.
 #[test]
 fn reused_boxes_keep_releases_exactly_as_fresh_ones() {

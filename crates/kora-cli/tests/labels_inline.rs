@@ -1,4 +1,4 @@
-//! End to end: the laundering suite for secrets stored inline (`label_small.rs`). A classified
+//! End to end: the laundering suite for secrets stored inline (`labels/small.rs`). A classified
 //! small int and a classified bool, derived through one operation each, go to a model, a
 //! print, an f-string, `str()`, a file, and (mirrored) to the model inside a `declassify`;
 //! only the mirrored sends may carry the value. Errors, traces and modules have their own cases.

@@ -17,7 +17,7 @@ use dap::types::{
     Breakpoint, Capabilities, OutputEventCategory, Scope, Source, StackFrame, StoppedEventReason,
     Thread, Variable,
 };
-use kora_runtime::cassette::Mode;
+use kora_runtime::agents::cassette::Mode;
 
 use crate::framing::{self, Incoming};
 use crate::launch::{self, Launch};

@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 
 use kora_check::hir::{ModId, Program};
-use kora_runtime::debug::{Debugger, FrameStack};
+use kora_runtime::observe::debug::{Debugger, FrameStack};
 use kora_syntax::{LineIndex, Span};
 
 use crate::link::{Msg, Reason, Resume, Shared, Stop};

@@ -5,8 +5,8 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 
 use kora_check::{check_program, Disk};
-use kora_runtime::analyze::Models;
-use kora_runtime::cassette::{Cassette, Mode};
+use kora_runtime::agents::analyze::Models;
+use kora_runtime::agents::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
 use kora_syntax::diagnostic::{render, SourceFile};
 
@@ -138,7 +138,10 @@ fn run(
     match result {
         Ok(()) => 0,
         Err(e) => {
-            fail(tx, kora_runtime::report::render_error(&program, &e));
+            fail(
+                tx,
+                kora_runtime::observe::report::render_error(&program, &e),
+            );
             1
         }
     }

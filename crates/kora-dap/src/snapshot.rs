@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use kora_check::hir::{ModId, Program, StmtKind, Target};
-use kora_runtime::debug::FrameStack;
-use kora_runtime::format::{repr, type_name_in};
+use kora_runtime::observe::debug::FrameStack;
+use kora_runtime::value::format::{repr, type_name_in};
 use kora_runtime::Value;
 use kora_syntax::LineIndex;
 

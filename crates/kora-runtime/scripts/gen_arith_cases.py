@@ -1,4 +1,4 @@
-"""Regenerates src/arith/cases.tsv: `a op b` for ints, floats and bools as CPython 3.11 computes it.
+"""Regenerates src/value/arith/cases.tsv: `a op b` for ints, floats and bools as CPython 3.11 computes it.
 
 Results outside 64-bit ints are recorded as E1004 (Kora's overflow error). Run from this directory.
 """
@@ -45,7 +45,7 @@ def main():
                 r = result(fn, name, a, b)
                 if r is not None:
                     lines.append(f"{name}\t{ka}:{a!r}\t{kb}:{b!r}\t{r}")
-    with open('../src/arith/cases.tsv', 'w') as out:
+    with open('../src/value/arith/cases.tsv', 'w') as out:
         out.write("\n".join(lines) + "\n")
 
 

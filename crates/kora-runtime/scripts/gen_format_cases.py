@@ -1,4 +1,4 @@
-"""Regenerates src/format/cases.tsv: format(value, spec) and repr(float) as CPython 3.11 prints them.
+"""Regenerates src/value/format/cases.tsv: format(value, spec) and repr(float) as CPython 3.11 prints them.
 
 Run with python3.11 from this directory: python3 gen_format_cases.py
 """
@@ -47,7 +47,7 @@ def main():
                 lines.append(f"{k}\t{x}\t{s}\t{r}")
     for f in FLOATS:
         lines.append(f"r\t{f!r}\t\t{f!r}")
-    with open('../src/format/cases.tsv', 'w') as out:
+    with open('../src/value/format/cases.tsv', 'w') as out:
         out.write("\n".join(lines) + "\n")
 
 

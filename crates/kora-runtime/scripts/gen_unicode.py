@@ -1,4 +1,4 @@
-# Regenerates src/methods/unicode.rs from python3.11's unicodedata. Run from this directory.
+# Regenerates src/value/unicode.rs from python3.11's unicodedata. Run from this directory.
 # Generates methods/unicode.rs from CPython's own unicodedata (3.11 => Unicode 14.0).
 import unicodedata, sys
 def ranges(pred):
@@ -146,4 +146,4 @@ pub fn push_title(c: char, out: &mut String) {
     out.extend(c.to_uppercase());
 }
 ''')
-open('../src/methods/unicode.rs','w').write("\n".join(parts))
+open('../src/value/unicode.rs','w').write("\n".join(parts))

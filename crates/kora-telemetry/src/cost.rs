@@ -6,8 +6,8 @@
 
 use std::fmt::Write;
 
-use kora_runtime::pricing::Pricing;
-use kora_runtime::trace::SpanKind;
+use kora_runtime::config::pricing::Pricing;
+use kora_runtime::observe::trace::SpanKind;
 
 use crate::recorder::SpanData;
 
@@ -140,8 +140,8 @@ fn table(out: &mut String, what: &str, rows: &[(String, Row)], currency: Option<
 mod tests {
     use super::*;
     use crate::recorder::Recorder;
-    use kora_runtime::pricing::Price;
-    use kora_runtime::trace::{AttrValue, SpanStatus, Tracer};
+    use kora_runtime::config::pricing::Price;
+    use kora_runtime::observe::trace::{AttrValue, SpanStatus, Tracer};
     use std::time::SystemTime;
 
     fn call(

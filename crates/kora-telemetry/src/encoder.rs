@@ -12,7 +12,9 @@ use std::hash::BuildHasherDefault;
 use std::num::NonZeroU64;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kora_runtime::trace::{AttrRef, AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus};
+use kora_runtime::observe::trace::{
+    AttrRef, AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus,
+};
 
 use crate::interner::Fold;
 use crate::otlp::nanos;

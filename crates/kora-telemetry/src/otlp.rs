@@ -14,7 +14,7 @@ use opentelemetry_proto::tonic::trace::v1::{
     span, status, ResourceSpans, ScopeSpans, Span, Status,
 };
 
-use kora_runtime::trace::{AttrValue, SpanKind, SpanStatus};
+use kora_runtime::observe::trace::{AttrValue, SpanKind, SpanStatus};
 
 use crate::recorder::{Recording, RunIds, SpanData, Streamed};
 
@@ -160,7 +160,7 @@ pub(crate) fn nanos(t: SystemTime) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kora_runtime::trace::Tracer;
+    use kora_runtime::observe::trace::Tracer;
     use std::time::Duration;
 
     #[test]

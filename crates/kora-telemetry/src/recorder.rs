@@ -13,7 +13,9 @@ use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kora_runtime::trace::{AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus, Tracer};
+use kora_runtime::observe::trace::{
+    AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus, Tracer,
+};
 
 use crate::encoder::Encoder;
 use crate::handoff::Handoff;

@@ -10,7 +10,7 @@
 use std::num::NonZeroU64;
 use std::time::SystemTime;
 
-use kora_runtime::trace::{AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus};
+use kora_runtime::observe::trace::{AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus};
 
 /// Nanoseconds since the Unix epoch, as OTLP carries times.
 pub(crate) type Nanos = u64;

@@ -13,7 +13,7 @@
 
 use std::time::SystemTime;
 
-use kora_runtime::trace::{AttrValue, SpanId, SpanKind, SpanStatus};
+use kora_runtime::observe::trace::{AttrValue, SpanId, SpanKind, SpanStatus};
 
 use crate::otlp::nanos;
 use crate::recorder::{RunIds, SpanData};
@@ -402,7 +402,7 @@ mod tests {
         }
     }
     use crate::otlp::to_span;
-    use kora_runtime::trace::Tracer;
+    use kora_runtime::observe::trace::Tracer;
     use opentelemetry_proto::tonic::trace::v1::Span;
     use std::time::{Duration, UNIX_EPOCH};
 

@@ -12,7 +12,7 @@ use crate::encoder::CallAt;
 use crate::recorder::RunIds;
 use crate::span_json::{self, Fields, Seconds};
 use crate::trace_out::TraceOut;
-use kora_runtime::trace::SpanId;
+use kora_runtime::observe::trace::SpanId;
 
 /// The last repeated call's span, as written, and where its three fields sit.
 #[derive(Default)]
@@ -95,7 +95,7 @@ impl Pattern {
 mod tests {
     use crate::otlp::{from_json, recording_json, to_request};
     use crate::recorder::{Recorder, Recording};
-    use kora_runtime::trace::{ModelCallSpan, SpanKind, SpanStatus, Tracer};
+    use kora_runtime::observe::trace::{ModelCallSpan, SpanKind, SpanStatus, Tracer};
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     fn at(ns: u64) -> SystemTime {

@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn a_trace_streamed_to_its_file_is_named_when_the_run_ends() {
-        use kora_runtime::trace::{AttrValue, SpanKind, SpanStatus, Tracer};
+        use kora_runtime::observe::trace::{AttrValue, SpanKind, SpanStatus, Tracer};
         let root = std::env::temp_dir().join(format!("kora-store-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn a_run_writes_its_trace_over_a_longer_spare_and_cuts_it_to_its_own_length() {
-        use kora_runtime::trace::{SpanKind, SpanStatus, Tracer};
+        use kora_runtime::observe::trace::{SpanKind, SpanStatus, Tracer};
         let root = std::env::temp_dir().join(format!("kora-spare-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let dir = trace_dir(&root);

@@ -11,7 +11,7 @@ use kora_check::types::Ty;
 use super::typed::Lenience;
 use super::{err, ok, Args};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::{Dict, Key, Value};
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
@@ -48,7 +48,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 Some(_) => Some(
                     a.list(1)?
                         .iter()
-                        .map(|v| crate::format::to_string(&it.prog, v))
+                        .map(|v| crate::value::format::to_string(&it.prog, v))
                         .collect::<Vec<_>>(),
                 ),
             };
@@ -292,7 +292,7 @@ fn encode(
     let text = |v: &Value| -> String {
         match v {
             Value::None => String::new(),
-            other => crate::format::to_string(p, other),
+            other => crate::value::format::to_string(p, other),
         }
     };
     let mut cols = header;

@@ -7,9 +7,9 @@
 use kora_check::std_api::StdFn;
 
 use super::{err, ok, str_list, Args};
-use crate::effect::{Kind, Observation};
+use crate::durable::effect::{Kind, Observation};
 use crate::error::RtResult;
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::Value;
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {

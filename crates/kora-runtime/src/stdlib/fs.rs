@@ -14,9 +14,9 @@ use kora_check::std_api::StdFn;
 
 use super::image::Image;
 use super::{outcome, str_list, Args, Native};
-use crate::effect::{Kind, Observation};
+use crate::durable::effect::{Kind, Observation};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::Value;
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
@@ -65,13 +65,13 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 s.observe(Observation::Read(&bytes));
                 Image::from_bytes(&p, bytes)
             })?;
-            Ok(outcome(r, |img| Value::Native(Rc::new(Native::Image(img)))))
+            Ok(outcome(r, |img| Value::Native(Rc::new(Native::new(img)))))
         }
         StdFn::ImageFormat | StdFn::ImageSize => {
             let Some(Value::Native(n)) = &a.recv else {
                 return Err(RtError::new(codes::ATTRIBUTE, "not an `fs.Image`"));
             };
-            let Native::Image(img) = n.as_ref() else {
+            let Some(img) = n.downcast_ref::<Image>() else {
                 return Err(RtError::new(codes::ATTRIBUTE, "not an `fs.Image`"));
             };
             Ok(match a.func {

@@ -15,9 +15,9 @@ use ureq::Agent;
 use kora_check::std_api::StdFn;
 
 use super::{err, ok, Args};
-use crate::effect::{Kind, Observation, Recordable, Sending};
+use crate::durable::effect::{Kind, Observation, Recordable, Sending};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::{Dict, Key, Value};
 
 const ATTEMPTS: u32 = 3;

@@ -14,8 +14,12 @@ use kora_models::ImageData;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
-use super::Native;
-use crate::effect::Recordable;
+use std::cmp::Ordering;
+
+use kora_check::std_api::StdType;
+
+use crate::durable::effect::Recordable;
+use crate::value::native::{Native, NativeObject, PortableNative};
 use crate::value::{Key, Value};
 
 /// What a data argument shows in each image's place.
@@ -48,7 +52,7 @@ impl Image {
                 }
             });
         };
-        let fingerprint = crate::journal::hex(&Sha256::digest(&bytes));
+        let fingerprint = format!("{:x}", Sha256::digest(&bytes));
         Ok(Image {
             data: Arc::new(ImageData {
                 mime: format!("image/{format}"),
@@ -69,6 +73,42 @@ impl Image {
             self.format(),
             self.data.bytes.len()
         ));
+    }
+}
+
+impl NativeObject for Image {
+    fn std_type(&self) -> StdType {
+        StdType::Image
+    }
+
+    fn repr(&self, out: &mut String) {
+        Image::repr(self, out)
+    }
+
+    /// Images are equal when their bytes are; they have no order.
+    fn compare(&self, other: &Native) -> Option<Ordering> {
+        let other = other.downcast_ref::<Image>()?;
+        (other.fingerprint == self.fingerprint).then_some(Ordering::Equal)
+    }
+
+    /// The pixels ride beside the JSON (`images_in`), never inside it.
+    fn json_marker(&self) -> Option<&'static str> {
+        Some(MARKER)
+    }
+
+    /// Data, not a connection, so it crosses; the pixels are shared, not copied.
+    fn portable(&self) -> Option<Arc<dyn PortableNative>> {
+        Some(Arc::new(self.clone()))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl PortableNative for Image {
+    fn revive(&self) -> Native {
+        Native::new(self.clone())
     }
 }
 
@@ -140,7 +180,7 @@ pub fn images_in(p: &Program, v: &Value, out: &mut Vec<Arc<ImageData>>, fps: &mu
         // An int or a bool holds no image.
         Value::LabeledSmall(_) => {}
         Value::Native(n) => {
-            if let Native::Image(img) = n.as_ref() {
+            if let Some(img) = n.downcast_ref::<Image>() {
                 out.push(img.data.clone());
                 fps.push(img.fingerprint.clone());
             }
@@ -165,11 +205,11 @@ pub fn images_in(p: &Program, v: &Value, out: &mut Vec<Arc<ImageData>>, fps: &mu
             let mut entries: Vec<(String, &Value)> = d
                 .iter()
                 .map(|(k, x)| {
-                    let key = match &*crate::label::plain(&k.0) {
+                    let key = match &*crate::labels::label::plain(&k.0) {
                         Value::Str(s) => s.as_str().to_string(),
                         other => {
                             let mut s = String::new();
-                            crate::format::to_str(p, other, &mut s);
+                            crate::value::format::to_str(p, other, &mut s);
                             s
                         }
                     };

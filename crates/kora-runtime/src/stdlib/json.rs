@@ -11,9 +11,9 @@ use kora_check::hir::Program;
 use kora_check::std_api::StdFn;
 
 use super::typed::Lenience;
-use super::{err, ok, Args, Native};
+use super::{err, ok, Args};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::{Key, Value};
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
@@ -126,7 +126,7 @@ pub fn encode(
                     "`json.encode`: {f} has no JSON form (JSON has no NaN or infinity)"
                 ));
             }
-            crate::format::repr(p, v, out);
+            crate::value::format::repr(p, v, out);
         }
         Value::Str(s) => quote(s.as_str(), out),
         Value::List(l) => {
@@ -170,12 +170,12 @@ pub fn encode(
                 encode(p, &o.payload, indent, depth + 1, s)
             })?;
         }
-        Value::Native(n) => match n.as_ref() {
-            Native::DateTime(z) => quote(&super::time::iso(z), out),
-            other => {
+        Value::Native(n) => match n.downcast_ref::<jiff::ZonedDateTime>() {
+            Some(z) => quote(&super::time::iso(z), out),
+            None => {
                 return Err(format!(
                     "`json.encode`: a `{}` has no JSON form",
-                    other.type_name()
+                    n.type_name()
                 ))
             }
         },
@@ -183,7 +183,7 @@ pub fn encode(
         other => {
             return Err(format!(
                 "`json.encode`: a `{}` has no JSON form",
-                crate::format::type_name_in(p, other)
+                crate::value::format::type_name_in(p, other)
             ))
         }
     }
@@ -195,13 +195,13 @@ fn key_text(p: &Program, k: &Value) -> Result<String, String> {
     Ok(match k {
         Value::Str(s) => s.as_str().to_string(),
         Value::Int(i) => i.to_string(),
-        Value::Float(_) => crate::format::repr_string(p, k),
+        Value::Float(_) => crate::value::format::repr_string(p, k),
         Value::Bool(b) => (if *b { "true" } else { "false" }).to_string(),
         Value::None => "null".to_string(),
         other => {
             return Err(format!(
                 "`json.encode`: a `{}` cannot be an object key",
-                crate::format::type_name_in(p, other)
+                crate::value::format::type_name_in(p, other)
             ))
         }
     })

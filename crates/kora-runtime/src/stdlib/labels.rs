@@ -10,10 +10,10 @@
 
 use kora_check::std_api::StdFn;
 
-use crate::declassify::refuse_unverified;
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
-use crate::label::{self, Tag};
+use crate::eval::declassify::refuse_unverified;
+use crate::eval::interp::Interp;
+use crate::labels::label::{self, Tag};
 use crate::value::{OutcomeTag, Value};
 
 use super::Args;
@@ -113,7 +113,7 @@ impl Interp<'_> {
     fn redacted(&self, v: &Value) -> Value {
         match label::deep(v) {
             Some(t) if t.is_classified() => match &*label::plain(v) {
-                Value::Str(_) => Value::str(crate::format::to_string(&self.prog, v)),
+                Value::Str(_) => Value::str(crate::value::format::to_string(&self.prog, v)),
                 _ => redact_leaves(v),
             },
             _ => label::reveal(v),

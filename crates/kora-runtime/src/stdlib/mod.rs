@@ -3,8 +3,12 @@
 //! One file per module (`json.rs`, `fs.rs`, ...). The checker bound every
 //! argument to its parameter, so a call arrives here as a `StdFn` plus one
 //! optional value per parameter: no name is looked up at run time. Effectful
-//! members go through `effect.rs`; pure ones (json, csv, yaml, xml, re) never
+//! members go through `durable/effect.rs`; pure ones (json, csv, yaml, xml, re) never
 //! touch it.
+//!
+//! May use: `config`, `value`, `labels`, `durable`, `observe`, `eval` (a call arrives with the
+//! interpreter, for the run's host state and `Caller`). Must not know: agents or `parallel
+//! for`; the values it makes reach `Value` through `value::native`.
 
 mod csv;
 mod env;
@@ -27,68 +31,21 @@ mod typed;
 mod xml;
 mod yaml;
 
-use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use kora_check::hir::{self, StdCall, Sym};
-use kora_check::std_api::{self, Owner, StdFn, StdType};
+use kora_check::std_api::{self, Owner, StdFn};
 use kora_check::types::Ty;
 
-use crate::effect::{self, Effect, Kind, Pipeline, Recordable, Sending, Stop};
+use crate::durable::effect::{self, Effect, Kind, Pipeline, Recordable, Sending, Stop};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::{OutcomeTag, Record, Value};
 
 pub use notes::{list_runs, notes_root, read_notes, valid_run_id, NotesError};
 
-/// A value only the standard library makes.
-pub enum Native {
-    Db(sql::Db),
-    DateTime(jiff::ZonedDateTime),
-    Image(image::Image),
-}
-
-impl Native {
-    pub fn std_type(&self) -> StdType {
-        match self {
-            Native::Db(_) => StdType::Db,
-            Native::DateTime(_) => StdType::DateTime,
-            Native::Image(_) => StdType::Image,
-        }
-    }
-
-    pub fn type_name(&self) -> &'static str {
-        self.std_type().name()
-    }
-
-    pub fn repr(&self, out: &mut String) {
-        match self {
-            Native::Db(db) => out.push_str(&format!("<sql.Db {}>", db.label())),
-            Native::DateTime(z) => out.push_str(&format!("time.DateTime('{}')", time::iso(z))),
-            Native::Image(img) => img.repr(out),
-        }
-    }
-
-    pub fn to_str(&self, out: &mut String) {
-        match self {
-            Native::DateTime(z) => out.push_str(&time::python_str(z)),
-            other => other.repr(out),
-        }
-    }
-
-    /// Datetimes order by instant; other natives are only equal to themselves.
-    pub fn compare(&self, other: &Native) -> Option<Ordering> {
-        match (self, other) {
-            (Native::DateTime(a), Native::DateTime(b)) => Some(a.timestamp().cmp(&b.timestamp())),
-            // Images are equal when their bytes are; they have no order.
-            (Native::Image(a), Native::Image(b)) if a.fingerprint == b.fingerprint => {
-                Some(Ordering::Equal)
-            }
-            _ => None,
-        }
-    }
-}
+pub use crate::value::native::Native;
 
 /// What the standard library needs to know about the run, made at its first call.
 pub struct Host {
@@ -486,7 +443,7 @@ impl Interp<'_> {
                 | StdFn::HttpPost
                 | StdFn::NotesRead
         );
-        if source || crate::label::any() {
+        if source || crate::labels::label::any() {
             return self.dispatch_labeled(a);
         }
         self.dispatch_plain(a)

@@ -14,9 +14,9 @@ use kora_check::std_api::StdFn;
 
 use super::typed::Lenience;
 use super::{err, ok, str_list, Args};
-use crate::effect::{Kind, Observation};
+use crate::durable::effect::{Kind, Observation};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::Value;
 
 /// Where a project keeps its runs' notes.
@@ -89,7 +89,7 @@ pub fn read_notes(project_dir: &Path, run_id: &str) -> Result<Vec<(String, Strin
             m.into_iter()
                 .map(|(k, (v, secret))| {
                     let shown = if secret {
-                        serde_json::Value::from(crate::label::placeholder()).to_string()
+                        serde_json::Value::from(crate::labels::label::placeholder()).to_string()
                     } else {
                         v
                     };
@@ -131,8 +131,8 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let key = a.str(0)?.to_string();
             let given = a.value(1)?;
             // The note keeps its label: a classified value comes back classified.
-            let secret = crate::label::deep(given).is_some_and(|t| t.is_classified());
-            let given = crate::label::reveal(given);
+            let secret = crate::labels::label::deep(given).is_some_and(|t| t.is_classified());
+            let given = crate::labels::label::reveal(given);
             let mut value = String::new();
             super::json::encode(&it.prog, &given, None, 0, &mut value).map_err(|m| {
                 RtError::new(
@@ -213,10 +213,13 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             Ok(match it.narrow_root(v, &a.expect, Lenience::Strict) {
                 Ok(v) if stored => {
                     // What is on disk is unverified, whoever wrote it (the record's notes design).
-                    let origin = crate::label::origin(&format!("the note {key:?}"));
-                    let v = crate::label::on_strings(v, crate::label::Tag::unverified(origin));
+                    let origin = crate::labels::label::origin(&format!("the note {key:?}"));
+                    let v = crate::labels::label::on_strings(
+                        v,
+                        crate::labels::label::Tag::unverified(origin),
+                    );
                     let v = if secret {
-                        crate::label::wrap(v, crate::label::Tag::classified(origin))
+                        crate::labels::label::wrap(v, crate::labels::label::Tag::classified(origin))
                     } else {
                         v
                     };

@@ -41,7 +41,7 @@ fn text() -> impl Strategy<Value = String> {
     ]
 }
 
-fn with_interp(f: impl FnOnce(&mut crate::Interp)) {
+fn with_interp(f: impl FnOnce(&mut crate::eval::Interp)) {
     let d = std::env::temp_dir().join(format!("kora-fuzz-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&d);
     let p = d.join("main.ko");
@@ -49,7 +49,7 @@ fn with_interp(f: impl FnOnce(&mut crate::Interp)) {
     let checked = kora_check::check_program(&p, &kora_check::Disk).expect("checks");
     let prog = checked.program.expect("no errors");
     let mut sink = Vec::new();
-    let mut it = crate::Interp::new(prog, &mut sink);
+    let mut it = crate::eval::Interp::new(prog, &mut sink);
     f(&mut it);
 }
 

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use serde_json::Value as Json;
 
-use crate::effect::{Class, Effect, Observer, State, Verdict};
+use crate::durable::effect::{Class, Effect, Observer, State, Verdict};
 
 #[derive(Clone, Default)]
 struct Log(Rc<RefCell<Vec<String>>>);
@@ -62,7 +62,7 @@ fn run(source: &str, frozen_clock: Option<Json>) -> (String, Vec<String>) {
     let log = Log::default();
     let mut out = Vec::new();
     {
-        let mut it = crate::Interp::new(prog, &mut out);
+        let mut it = crate::eval::Interp::new(prog, &mut out);
         it.set_run(super::RunSettings {
             run_id: Some("t".into()),
             args: Vec::new(),

@@ -8,9 +8,9 @@
 use kora_check::std_api::StdFn;
 
 use super::Args;
-use crate::effect::{Kind, Observation, Recordable};
+use crate::durable::effect::{Kind, Observation, Recordable};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::Value;
 
 /// One draw through the pipeline, so a journal can replay it.

@@ -15,7 +15,7 @@ use kora_check::std_api::StdFn;
 
 use super::{err, ok, Args};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::{Dict, Key, Value};
 
 /// Compiled patterns of this run, so a pattern in a loop compiles once.

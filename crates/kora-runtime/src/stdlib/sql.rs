@@ -10,20 +10,34 @@ use std::cell::RefCell;
 use rusqlite::types::{Value as Sql, ValueRef};
 use serde_json::Value as Json;
 
-use kora_check::std_api::StdFn;
+use kora_check::std_api::{StdFn, StdType};
 use kora_check::types::Ty;
 
 use super::typed::Lenience;
 use super::{err, ok, Args, Native};
-use crate::effect::{Kind, Observation, Recordable};
+use crate::durable::effect::{Kind, Observation, Recordable};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::{Dict, Key, Value};
 
 /// An open database; `close()` empties it.
 pub struct Db {
     conn: RefCell<Option<rusqlite::Connection>>,
     path: String,
+}
+
+impl crate::value::native::NativeObject for Db {
+    fn std_type(&self) -> StdType {
+        StdType::Db
+    }
+
+    fn repr(&self, out: &mut String) {
+        out.push_str(&format!("<sql.Db {}>", self.label()));
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 impl Db {
@@ -127,7 +141,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 Err(e) => return Ok(err(format!("cannot open `{p}`: {e}"))),
             },
         };
-        return Ok(ok(Value::Native(std::rc::Rc::new(Native::Db(Db {
+        return Ok(ok(Value::Native(std::rc::Rc::new(Native::new(Db {
             conn: RefCell::new(Some(conn)),
             path: p,
         })))));
@@ -141,7 +155,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             ))
         }
     };
-    let Native::Db(db) = handle.as_ref() else {
+    let Some(db) = handle.downcast_ref::<Db>() else {
         return Err(RtError::new(
             codes::TYPE,
             format!("`{name}` needs a `sql.Db`"),
@@ -281,7 +295,9 @@ fn read_records(
         let mut fields = Vec::with_capacity(cols.len());
         for (f, &c) in rec.fields.iter().zip(cols) {
             let v = std::mem::take(&mut row[c]);
-            if crate::conform::conforms(&prog, &v, &f.ty) && !matches!(f.ty, Ty::Float | Ty::Bool) {
+            if crate::value::conform::conforms(&prog, &v, &f.ty)
+                && !matches!(f.ty, Ty::Float | Ty::Bool)
+            {
                 fields.push(v);
                 continue;
             }
@@ -354,9 +370,9 @@ fn to_sql(v: &Value) -> Result<Sql, String> {
         Value::Int(i) => Sql::Integer(*i),
         Value::Float(f) => Sql::Real(*f),
         Value::Str(s) => Sql::Text(s.as_str().to_string()),
-        Value::Native(n) => match n.as_ref() {
-            Native::DateTime(z) => Sql::Text(super::time::iso(z)),
-            other => return Err(format!("a `{}` cannot be a parameter", other.type_name())),
+        Value::Native(n) => match n.downcast_ref::<jiff::ZonedDateTime>() {
+            Some(z) => Sql::Text(super::time::iso(z)),
+            None => return Err(format!("a `{}` cannot be a parameter", n.type_name())),
         },
         other => return Err(format!("a `{}` cannot be a parameter", other.type_name())),
     })

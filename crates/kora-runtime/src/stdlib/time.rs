@@ -10,16 +10,43 @@ use std::rc::Rc;
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp, ZonedDateTime};
 
-use kora_check::std_api::StdFn;
+use std::cmp::Ordering;
+
+use kora_check::std_api::{StdFn, StdType};
 
 use super::{err, ok, Args, Native};
-use crate::effect::{Kind, Observation, Recordable};
+use crate::durable::effect::{Kind, Observation, Recordable};
 use crate::error::{codes, RtError, RtResult};
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
+use crate::value::native::NativeObject;
 use crate::value::Value;
 
+impl NativeObject for ZonedDateTime {
+    fn std_type(&self) -> StdType {
+        StdType::DateTime
+    }
+
+    fn repr(&self, out: &mut String) {
+        out.push_str(&format!("time.DateTime('{}')", iso(self)));
+    }
+
+    fn to_str(&self, out: &mut String) {
+        out.push_str(&python_str(self));
+    }
+
+    /// Datetimes order by instant.
+    fn compare(&self, other: &Native) -> Option<Ordering> {
+        let other = other.downcast_ref::<ZonedDateTime>()?;
+        Some(self.timestamp().cmp(&other.timestamp()))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 fn dt(z: ZonedDateTime) -> Value {
-    Value::Native(Rc::new(Native::DateTime(z)))
+    Value::Native(Rc::new(Native::new(z)))
 }
 
 /// RFC 3339 text, as Python's `isoformat()`.
@@ -81,9 +108,9 @@ fn zone(name: &str) -> Result<TimeZone, String> {
 
 fn this(a: &Args) -> RtResult<&ZonedDateTime> {
     match &a.recv {
-        Some(Value::Native(n)) => match n.as_ref() {
-            Native::DateTime(z) => Ok(z),
-            _ => Err(RtError::new(
+        Some(Value::Native(n)) => match n.downcast_ref::<ZonedDateTime>() {
+            Some(z) => Ok(z),
+            None => Err(RtError::new(
                 codes::TYPE,
                 format!("`{}` needs a `time.DateTime`", a.name()),
             )),
@@ -232,9 +259,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         StdFn::DtSince => {
             let z = this(&a)?;
             let other = match a.get(0) {
-                Some(Value::Native(n)) => match n.as_ref() {
-                    Native::DateTime(o) => o.timestamp(),
-                    _ => return Err(RtError::new(codes::TYPE, "`since` needs a `time.DateTime`")),
+                Some(Value::Native(n)) => match n.downcast_ref::<ZonedDateTime>() {
+                    Some(o) => o.timestamp(),
+                    None => {
+                        return Err(RtError::new(codes::TYPE, "`since` needs a `time.DateTime`"))
+                    }
                 },
                 _ => return Err(RtError::new(codes::TYPE, "`since` needs a `time.DateTime`")),
             };

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use kora_check::hir::{Program, TypeId};
 use kora_check::types::Ty;
 
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::{Dict, Key, Record, Set, Value};
 
 /// The ids of the standard library's own record types.
@@ -224,7 +224,7 @@ impl Interp<'_> {
             Ty::Union(ts) => {
                 // An exact fit first, so `int | str` keeps "7" a string.
                 for t in ts {
-                    if crate::conform::conforms(&self.prog, &v, t)
+                    if crate::value::conform::conforms(&self.prog, &v, t)
                         && !matches!(
                             t,
                             Ty::Record(..)

@@ -15,7 +15,7 @@ use kora_check::types::Ty;
 use super::typed::Lenience;
 use super::{err, ok, Args};
 use crate::error::RtResult;
-use crate::interp::Interp;
+use crate::eval::interp::Interp;
 use crate::value::{Dict, Key, Value};
 
 /// Nodes a document may expand to, aliases included.

@@ -1,0 +1,333 @@
+//! The built-in functions (`hir::BUILTINS`): dispatch, and the small ones (print, len, repr, ord, ...).
+//!
+//! Deviations from CPython, by design: `zip`, `enumerate`, `map`, `filter` and
+//! `reversed` return lists rather than lazy iterators; `type(x)` returns the
+//! builtin (`int`, `str`, ...) or record type when there is one, and otherwise
+//! the string `"<class 'NoneType'>"` (so printing it still matches Python);
+//! `isinstance` is rejected in favour of `match`.
+
+pub(crate) mod args;
+mod convert;
+mod num;
+mod seq;
+
+use kora_check::hir::{sym, BuiltinId, Sym};
+
+use crate::error::{codes, fail, type_error, RtResult};
+use crate::value::caller::Caller;
+use crate::value::compare::hash_key;
+use crate::value::format::{repr_string, to_str, type_name};
+use crate::value::{OutcomeTag, Value};
+
+pub use convert::{float_to_int, parse_float, parse_int, to_float, to_int};
+pub use num::{py_hash, round_float};
+pub(crate) use seq::sort_options as seq_sort_options;
+
+/// `BuiltinId`s, in `hir::BUILTINS` order (checked by a test).
+pub mod id {
+    pub const PRINT: u16 = 0;
+    pub const LEN: u16 = 1;
+    pub const RANGE: u16 = 2;
+    pub const ENUMERATE: u16 = 3;
+    pub const ZIP: u16 = 4;
+    pub const SORTED: u16 = 5;
+    pub const REVERSED: u16 = 6;
+    pub const MIN: u16 = 7;
+    pub const MAX: u16 = 8;
+    pub const SUM: u16 = 9;
+    pub const ABS: u16 = 10;
+    pub const ROUND: u16 = 11;
+    pub const STR: u16 = 12;
+    pub const INT: u16 = 13;
+    pub const FLOAT: u16 = 14;
+    pub const BOOL: u16 = 15;
+    pub const LIST: u16 = 16;
+    pub const DICT: u16 = 17;
+    pub const SET: u16 = 18;
+    pub const TUPLE: u16 = 19;
+    pub const ANY: u16 = 20;
+    pub const ALL: u16 = 21;
+    pub const REPR: u16 = 22;
+    pub const ORD: u16 = 23;
+    pub const CHR: u16 = 24;
+    pub const DIVMOD: u16 = 25;
+    pub const MAP: u16 = 26;
+    pub const FILTER: u16 = 27;
+    pub const OK: u16 = 28;
+    pub const ERR: u16 = 29;
+    pub const UNCERTAIN: u16 = 30;
+    pub const EXHAUSTED: u16 = 31;
+    pub const FAILED: u16 = 32;
+    pub const ISINSTANCE: u16 = 33;
+    pub const HASH: u16 = 34;
+    pub const POW: u16 = 35;
+    pub const INPUT: u16 = 36;
+    pub const TYPE: u16 = 37;
+    pub const REMAINING: u16 = 38;
+    pub const REDACT: u16 = 39;
+    pub const HEX: u16 = 40;
+    pub const OCT: u16 = 41;
+    pub const BIN: u16 = 42;
+}
+
+/// Calls built-in `id` with evaluated arguments.
+pub fn call_builtin(
+    ctx: &mut dyn Caller,
+    id: BuiltinId,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+) -> RtResult<Value> {
+    if crate::labels::label::any() {
+        return crate::eval::label_calls::builtin(ctx, id, args, kwargs);
+    }
+    call_plain(ctx, id, args, kwargs)
+}
+
+/// Calls built-in `id` on arguments whose labels `label_calls` has already handled.
+pub(crate) fn call_plain(
+    ctx: &mut dyn Caller,
+    id: BuiltinId,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+) -> RtResult<Value> {
+    let name = kora_check::hir::builtin_name(id);
+    match id.0 {
+        id::PRINT => print(ctx, args, kwargs),
+        id::LEN => {
+            args::no_kwargs("len", &kwargs)?;
+            args::exactly_one("len", &args)?;
+            len(&args[0]).map(Value::Int)
+        }
+        id::RANGE => seq::range(&args, &kwargs),
+        id::ENUMERATE => seq::enumerate(ctx, args, kwargs),
+        id::ZIP => seq::zip(ctx, args, kwargs),
+        id::SORTED => seq::sorted(ctx, args, kwargs),
+        id::REVERSED => seq::reversed(args, &kwargs),
+        id::MIN | id::MAX => seq::min_max(ctx, id.0 == id::MAX, args, kwargs),
+        id::SUM => seq::sum(ctx, args, kwargs),
+        id::MAP => seq::map(ctx, args, &kwargs),
+        id::FILTER => seq::filter(ctx, args, &kwargs),
+        id::ANY | id::ALL => {
+            args::no_kwargs(name, &kwargs)?;
+            args::exactly_one(name, &args)?;
+            let want = id.0 == id::ALL;
+            let mut it = crate::value::iter::iterate(&args[0])?;
+            while let Some(x) = it.next() {
+                if x.truthy() != want {
+                    return Ok(Value::Bool(!want));
+                }
+            }
+            Ok(Value::Bool(want))
+        }
+        id::ABS => num::abs(&args, &kwargs),
+        id::ROUND => num::round(ctx, args, kwargs),
+        id::DIVMOD => num::divmod(&args, &kwargs),
+        id::POW => num::pow(&args, &kwargs),
+        id::HEX | id::OCT | id::BIN => num::radix(name, &args, &kwargs),
+        id::HASH => {
+            args::no_kwargs("hash", &kwargs)?;
+            args::exactly_one("hash", &args)?;
+            hash_key(&args[0])?;
+            Ok(Value::Int(py_hash(&args[0])))
+        }
+        id::STR | id::INT | id::FLOAT | id::BOOL | id::LIST | id::DICT | id::SET | id::TUPLE => {
+            convert::construct(ctx, id.0, args, kwargs)
+        }
+        id::REPR => {
+            args::no_kwargs("repr", &kwargs)?;
+            args::exactly_one("repr", &args)?;
+            Ok(Value::str(repr_string(ctx.program(), &args[0])))
+        }
+        id::ORD => {
+            args::no_kwargs("ord", &kwargs)?;
+            args::exactly_one("ord", &args)?;
+            ord(&args[0])
+        }
+        id::CHR => {
+            args::no_kwargs("chr", &kwargs)?;
+            args::exactly_one("chr", &args)?;
+            let i = args::index(&args[0])?;
+            match u32::try_from(i).ok().filter(|n| *n < 0x110000) {
+                Some(n) => match char::from_u32(n) {
+                    Some(c) => Ok(crate::value::format::char_value(c)),
+                    None => fail(
+                        codes::VALUE,
+                        "chr() arg is a lone surrogate, which a Kora str cannot hold",
+                    ),
+                },
+                None => fail(codes::VALUE, "chr() arg not in range(0x110000)"),
+            }
+        }
+        id::OK | id::ERR | id::UNCERTAIN | id::EXHAUSTED | id::FAILED => {
+            outcome(id.0, name, args, &kwargs)
+        }
+        id::ISINSTANCE => type_error("isinstance is not supported: use match"),
+        id::INPUT => input(ctx, args, &kwargs),
+        id::TYPE => {
+            args::no_kwargs("type", &kwargs)?;
+            if args.len() != 1 {
+                return type_error("type() takes 1 argument");
+            }
+            Ok(type_of(&args[0]))
+        }
+        id::REMAINING => {
+            args::no_kwargs("remaining", &kwargs)?;
+            match args.as_slice() {
+                [Value::Str(m)] => ctx.remaining(m.as_str()),
+                _ => fail(
+                    codes::UNKNOWN_METER,
+                    "`remaining` takes one meter's name: \"tokens\", \"calls\", \"steps\" or \"seconds\"",
+                ),
+            }
+        }
+        id::REDACT => {
+            args::no_kwargs("redact", &kwargs)?;
+            args::exactly_one("redact", &args)?;
+            Ok(crate::labels::redact::redact(ctx.program(), &args[0]))
+        }
+        _ => fail(codes::TYPE, format!("unknown builtin {name}")),
+    }
+}
+
+fn print(ctx: &mut dyn Caller, args: Vec<Value>, mut kwargs: Vec<(Sym, Value)>) -> RtResult<Value> {
+    let sep = opt_str_kw(&mut kwargs, sym::SEP, "sep")?;
+    let end = opt_str_kw(&mut kwargs, sym::END, "end")?;
+    let p = ctx.program();
+    // `flush=` is accepted and ignored: output is flushed by the host.
+    let _ = args::take_named(p, &mut kwargs, "flush");
+    args::done(p, &kwargs, "print")?;
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep.as_deref().unwrap_or(" "));
+        }
+        to_str(p, a, &mut out);
+    }
+    out.push_str(end.as_deref().unwrap_or("\n"));
+    ctx.write_out(&out)?;
+    Ok(Value::None)
+}
+
+fn opt_str_kw(kwargs: &mut args::Kwargs, s: Sym, what: &str) -> RtResult<Option<String>> {
+    match args::take(kwargs, s) {
+        None | Some(Value::None) => Ok(None),
+        Some(Value::Str(v)) => Ok(Some(v.as_str().to_string())),
+        Some(v) => type_error(format!(
+            "{what} must be None or a string, not {}",
+            type_name(&v)
+        )),
+    }
+}
+
+/// `len(v)`.
+pub fn len(v: &Value) -> RtResult<i64> {
+    let n = match v {
+        Value::Str(s) => s.char_len(),
+        Value::List(l) => l.borrow().len(),
+        Value::Tuple(t) => t.len(),
+        Value::Dict(d) => d.borrow().len(),
+        Value::Set(s) => s.borrow().len(),
+        Value::Range(r) => r.len(),
+        Value::Cell(c) => return len(&c.borrow()),
+        _ => return type_error(format!("object of type '{}' has no len()", type_name(v))),
+    };
+    match i64::try_from(n) {
+        Ok(n) => Ok(n),
+        Err(_) => fail(
+            codes::OVERFLOW,
+            "Python int too large to convert to C ssize_t",
+        ),
+    }
+}
+
+fn ord(v: &Value) -> RtResult<Value> {
+    match v {
+        Value::Str(s) => {
+            let mut it = s.as_str().chars();
+            match (it.next(), it.next()) {
+                (Some(c), None) => Ok(Value::Int(c as i64)),
+                _ => type_error(format!(
+                    "ord() expected a character, but string of length {} found",
+                    s.char_len()
+                )),
+            }
+        }
+        _ => type_error(format!(
+            "ord() expected string of length 1, but {} found",
+            type_name(v)
+        )),
+    }
+}
+
+const METERS: &[&str] = &["tokens", "calls", "steps", "time", "context"];
+
+fn outcome(
+    which: u16,
+    name: &str,
+    mut args: Vec<Value>,
+    kwargs: &[(Sym, Value)],
+) -> RtResult<Value> {
+    args::no_kwargs(name, kwargs)?;
+    args::exactly_one(name, &args)?;
+    let payload = args.pop().unwrap_or_default();
+    let tag = match which {
+        id::OK => OutcomeTag::Ok,
+        id::ERR => OutcomeTag::Err,
+        id::UNCERTAIN => OutcomeTag::Uncertain,
+        id::EXHAUSTED => {
+            if !payload.as_str().is_some_and(|m| METERS.contains(&m)) {
+                return fail(
+                    codes::VALUE,
+                    "Exhausted() meter must be one of \"tokens\", \"calls\", \"steps\", \"time\", \"context\"",
+                );
+            }
+            OutcomeTag::Exhausted
+        }
+        _ => OutcomeTag::Failed,
+    };
+    Ok(Value::outcome(tag, payload))
+}
+
+fn input(ctx: &mut dyn Caller, args: Vec<Value>, kwargs: &[(Sym, Value)]) -> RtResult<Value> {
+    args::no_kwargs("input", kwargs)?;
+    args::count("input", &args, 0, 1)?;
+    if let Some(prompt) = args.first() {
+        let mut s = String::new();
+        to_str(ctx.program(), prompt, &mut s);
+        ctx.write_out(&s)?;
+    }
+    match ctx.read_line()? {
+        Some(mut line) => {
+            if line.ends_with('\n') {
+                line.pop();
+                if line.ends_with('\r') {
+                    line.pop();
+                }
+            }
+            Ok(Value::str(line))
+        }
+        None => fail(codes::IO, "EOF when reading a line"),
+    }
+}
+
+fn type_of(v: &Value) -> Value {
+    let builtin = |id: u16| Value::Builtin(BuiltinId(id));
+    match v {
+        Value::Int(_) => builtin(id::INT),
+        Value::Float(_) => builtin(id::FLOAT),
+        Value::Str(_) => builtin(id::STR),
+        Value::Bool(_) => builtin(id::BOOL),
+        Value::List(_) => builtin(id::LIST),
+        Value::Dict(_) => builtin(id::DICT),
+        Value::Set(_) => builtin(id::SET),
+        Value::Tuple(_) => builtin(id::TUPLE),
+        Value::Range(_) => builtin(id::RANGE),
+        Value::Record(r) => Value::Type(r.ty),
+        Value::Type(_) => builtin(id::TYPE),
+        Value::Cell(c) => type_of(&c.borrow()),
+        _ => Value::str(format!("<class '{}'>", type_name(v))),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,116 @@
+//! Comprehensions and the generator arguments of `any`, `all` and `sum`, consumed without a list.
+
+use kora_check::hir::{self, CompKind};
+use kora_syntax::ast::BinOp;
+
+use crate::error::RtResult;
+use crate::eval::expr::{at, hashable};
+use crate::eval::interp::Interp;
+use crate::value::iter::iterate;
+use crate::value::{Dict, Set, Value};
+
+impl Interp<'_> {
+    pub(crate) fn comprehension(&mut self, c: &hir::Comp) -> RtResult<Value> {
+        let mut acc = match c.kind {
+            CompKind::List | CompKind::Generator => Acc::List(Vec::new()),
+            CompKind::Set => Acc::Set(Set::default()),
+            CompKind::Dict => Acc::Dict(Dict::default()),
+        };
+        self.comp_each(c, 0, &mut |_, k, v| {
+            match &mut acc {
+                Acc::List(l) => l.push(k),
+                Acc::Set(s) => {
+                    s.insert(hashable(k)?);
+                }
+                Acc::Dict(d) => {
+                    d.insert(hashable(k)?, v.unwrap_or_default());
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(match acc {
+            Acc::List(v) => Value::list(v),
+            Acc::Set(s) => Value::set(s),
+            Acc::Dict(d) => Value::dict(d),
+        })
+    }
+
+    /// `any(x for ...)` / `all(x for ...)`: consumes the generator lazily and stops
+    /// at the first decisive element, as Python does.
+    pub(crate) fn lazy_any_all(&mut self, c: &hir::Comp, want: bool) -> RtResult<Value> {
+        let mut found = false;
+        self.comp_each(c, 0, &mut |_, k, _| {
+            if k.truthy() == want {
+                found = true;
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        Ok(Value::Bool(if want { found } else { !found }))
+    }
+
+    /// `sum(x for ...)`: adds as the generator produces, so no list is built.
+    pub(crate) fn lazy_sum(&mut self, c: &hir::Comp) -> RtResult<Value> {
+        let mut acc = Value::Int(0);
+        self.comp_each(c, 0, &mut |_, x, _| {
+            acc = match (&acc, &x) {
+                (Value::Int(s), Value::Int(i)) if s.checked_add(*i).is_some() => Value::Int(s + i),
+                (Value::Float(s), Value::Float(f)) => Value::Float(s + f),
+                _ => crate::value::arith::binary(BinOp::Add, &acc, &x)?,
+            };
+            Ok(true)
+        })?;
+        Ok(acc)
+    }
+
+    #[allow(clippy::type_complexity)]
+    /// Runs the comprehension's clauses, handing each produced element (and its
+    /// value, for a dict) to `sink`; the sink returns false to stop early.
+    fn comp_each(
+        &mut self,
+        c: &hir::Comp,
+        i: usize,
+        sink: &mut dyn FnMut(&mut Self, Value, Option<Value>) -> RtResult<bool>,
+    ) -> RtResult<bool> {
+        let Some(clause) = c.clauses.get(i) else {
+            let k = self.eval(&c.elt)?;
+            let v = match &c.value {
+                Some(v) => Some(self.eval(v)?),
+                None => None,
+            };
+            return at(sink(self, k, v), &c.elt);
+        };
+        let iterable = self.eval(&clause.iter)?;
+        let mut it = at(iterate(&iterable), &clause.iter)?;
+        // The innermost clause produces elements itself rather than through one more call.
+        let last = i + 1 == c.clauses.len();
+        'items: while let Some(v) = it.next() {
+            self.assign(&clause.target, v)?;
+            for cond in &clause.conds {
+                if !self.truth(cond)? {
+                    continue 'items;
+                }
+            }
+            let go_on = if last {
+                let k = self.eval(&c.elt)?;
+                let v = match &c.value {
+                    Some(v) => Some(self.eval(v)?),
+                    None => None,
+                };
+                at(sink(self, k, v), &c.elt)?
+            } else {
+                self.comp_each(c, i + 1, sink)?
+            };
+            if !go_on {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+enum Acc {
+    List(Vec<Value>),
+    Set(Set),
+    Dict(Dict),
+}

@@ -1,0 +1,234 @@
+//! How calls treat labels: built-ins, methods, standard-library functions and f-strings.
+//!
+//! Each call has one of four modes. *Through*: arguments are passed as they are, because the
+//! callee stores them or walks them with `iterate` (which labels what it yields): `list`,
+//! `sorted`, `xs.append`, `Ok(...)`. *Strip*: a scalar argument's label is taken off, the
+//! result gets it back: `len(secret)`, `abs(n)`, `secret.upper()`. *Flatten*: the callee turns
+//! a structure into one value (`str(xs)`, `",".join(xs)`, `json.encode`), so every label
+//! inside goes onto the result. *Narrow*: a parse into a type (`int(text)`) keeps
+//! confidentiality and drops `unverified`. *Shape*: `len`, `type`, `isinstance` strip a
+//! scalar's label as strip does, but read a view (a container reached through a label) for
+//! its shape, which stays public as a copy's would. `print` is none of these: it is a sink, and
+//! renders classified leaves as the placeholder.
+
+use kora_check::hir::{BuiltinId, Sym};
+
+use crate::error::RtResult;
+use crate::eval::builtins::id;
+use crate::labels::label::{self, Tag};
+use crate::value::caller::Caller;
+use crate::value::Value;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Through,
+    Strip,
+    Flatten,
+    Narrow,
+    Shape,
+}
+
+fn builtin_mode(b: BuiltinId) -> Mode {
+    match b.0 {
+        id::STR | id::REPR => Mode::Flatten,
+        id::INT | id::FLOAT | id::BOOL => Mode::Narrow,
+        id::LEN | id::ISINSTANCE | id::TYPE => Mode::Shape,
+        id::ABS
+        | id::ROUND
+        | id::ORD
+        | id::CHR
+        | id::DIVMOD
+        | id::POW
+        | id::HEX
+        | id::OCT
+        | id::BIN
+        | id::HASH
+        | id::RANGE
+        | id::REMAINING
+        | id::REVERSED => Mode::Strip,
+        _ => Mode::Through,
+    }
+}
+
+/// Calls a built-in with labelled arguments handled by its mode.
+pub(crate) fn builtin(
+    ctx: &mut dyn Caller,
+    b: BuiltinId,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+) -> RtResult<Value> {
+    let mode = builtin_mode(b);
+    if mode == Mode::Through || !label::any() {
+        return crate::eval::builtins::call_plain(ctx, b, args, kwargs);
+    }
+    apply(mode, args, kwargs, |a, k| {
+        crate::eval::builtins::call_plain(ctx, b, a, k)
+    })
+}
+
+/// Runs `f` on the arguments as `mode` says, and labels its result.
+pub(crate) fn apply(
+    mode: Mode,
+    mut args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+    f: impl FnOnce(Vec<Value>, Vec<(Sym, Value)>) -> RtResult<Value>,
+) -> RtResult<Value> {
+    // One labelled scalar (`str(secret)`, `abs(n)`): every mode but through reads it as its
+    // plain value and puts its own label on the result, which is what the general loop
+    // below does for it (its deep label is its own), without the loop's walks and copies.
+    if let ([one], true, false) = (
+        args.as_mut_slice(),
+        kwargs.is_empty(),
+        mode == Mode::Through,
+    ) {
+        if let Some(tag) = label::tag_of(one).filter(|_| is_scalar_leaf(one)) {
+            *one = label::plain(one).into_owned();
+            let r = f(args, kwargs).map_err(|e| label::withhold(e, Some(tag)))?;
+            let tag = if mode == Mode::Narrow {
+                tag.verified()
+            } else {
+                tag
+            };
+            return Ok(label::wrap(r, tag));
+        }
+    }
+    let labelled = |v: &Value| match mode {
+        Mode::Flatten => label::deep(v).is_some(),
+        _ => label::is_labeled(v),
+    };
+    if !args.iter().any(labelled) && !kwargs.iter().any(|(_, v)| labelled(v)) {
+        return f(args, kwargs);
+    }
+    apply_labelled(mode, args, kwargs, f)
+}
+
+/// `apply` once a label is among the arguments, other than one labelled scalar: out of line,
+/// so `str(secret)` and `str(plain)` do not pay this frame's setup.
+#[inline(never)]
+fn apply_labelled(
+    mode: Mode,
+    args: Vec<Value>,
+    kwargs: Vec<(Sym, Value)>,
+    f: impl FnOnce(Vec<Value>, Vec<(Sym, Value)>) -> RtResult<Value>,
+) -> RtResult<Value> {
+    let mut tag: Option<Tag> = None;
+    let mut take = |v: Value| -> Value {
+        match mode {
+            Mode::Flatten => {
+                tag = label::join(tag, label::deep(&v));
+                label::reveal(&v)
+            }
+            Mode::Shape => match v {
+                Value::Labeled(l) if crate::labels::view::is_mutable_container(&l.value) => {
+                    l.value.clone()
+                }
+                other => strip(other, &mut tag),
+            },
+            Mode::Strip | Mode::Narrow => strip(v, &mut tag),
+            Mode::Through => v,
+        }
+    };
+    let args: Vec<Value> = args.into_iter().map(&mut take).collect();
+    let kwargs: Vec<(Sym, Value)> = kwargs.into_iter().map(|(k, v)| (k, take(v))).collect();
+    let r = f(args, kwargs).map_err(|e| label::withhold(e, tag))?;
+    let tag = match (mode, tag) {
+        (Mode::Narrow, Some(t)) => Some(t.verified()),
+        (_, t) => t,
+    };
+    Ok(label::wrap_opt(r, tag))
+}
+
+/// `v` without its own label, which is joined into `tag`.
+fn strip(v: Value, tag: &mut Option<Tag>) -> Value {
+    match label::split(&v) {
+        (inner, Some(t)) => {
+            *tag = label::join(*tag, Some(t));
+            inner.into_owned()
+        }
+        (_, None) => v,
+    }
+}
+
+/// The mode of a method call on `recv`: strings flatten (`join`, `format` read elements),
+/// labelled scalars strip, containers pass arguments through (they store them) and label
+/// the result with the arguments' own labels (`d.get(secret)` is as secret as the key).
+pub(crate) fn method_mode(recv: &Value) -> Mode {
+    match &*label::plain(recv) {
+        Value::Str(_) => Mode::Flatten,
+        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Tuple(_) => Mode::Through,
+        _ => Mode::Strip,
+    }
+}
+
+/// The label a container method's result gets from its arguments (Through mode).
+pub(crate) fn argument_labels(args: &[Value], kwargs: &[(Sym, Value)]) -> Option<Tag> {
+    let mut tag = None;
+    for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
+        tag = label::join(tag, label::tag_of(v));
+    }
+    tag
+}
+
+/// Whether any argument holds a label anywhere inside it (what flatten mode reads).
+pub(crate) fn any_deep(args: &[Value], kwargs: &[(Sym, Value)]) -> bool {
+    args.iter()
+        .chain(kwargs.iter().map(|(_, v)| v))
+        .any(|v| label::deep(v).is_some())
+}
+
+impl crate::eval::interp::Interp<'_> {
+    /// `d.get(key[, default])` on a plain dict once labels exist. A scalar key (plain or
+    /// labelled) is looked up here, and the result labelled as `call_method_labeled`'s
+    /// through mode labels it: the join of the key's and the default's own labels, in that
+    /// order. A labelled key hashes and compares as its plain value (`value::hash_value`,
+    /// `compare::eq`), so the lookup is the general path's. Anything else takes that path.
+    #[inline(never)]
+    pub(crate) fn dict_get(
+        &mut self,
+        recv: &Value,
+        key: Value,
+        default: Option<Value>,
+    ) -> RtResult<Value> {
+        if let (Value::Dict(d), true) = (recv, scalar_key(&key)) {
+            let from_args = label::join(
+                label::tag_of(&key),
+                default.as_ref().and_then(label::tag_of),
+            );
+            let found = d.borrow().get(&crate::value::Key(key)).cloned();
+            let r = found.unwrap_or_else(|| default.unwrap_or_default());
+            // A count stored under a secret key usually carries that key's label already
+            // (`counts[w] = counts.get(w, 0) + 1`): `wrap` would return it unchanged.
+            if from_args.is_some() && label::tag_of(&r) == from_args {
+                return Ok(r);
+            }
+            return Ok(label::wrap_opt(r, from_args));
+        }
+        let pos = match default {
+            None => vec![key],
+            Some(x) => vec![key, x],
+        };
+        self.call_method(recv, kora_check::hir::sym::GET, pos, Vec::new())
+    }
+}
+
+/// Whether `key` is an int or a string, plain or labelled: a dict key whose hash and
+/// equality are its plain value's and which can never be unhashable.
+#[inline]
+pub(crate) fn scalar_key(key: &Value) -> bool {
+    match key {
+        Value::Int(_) | Value::Str(_) | Value::LabeledSmall(_) => true,
+        Value::Labeled(l) => matches!(l.value, Value::Int(_) | Value::Str(_)),
+        _ => false,
+    }
+}
+
+/// Whether `v` is a labelled scalar (inline, or a box around a scalar): its own label is
+/// its only one.
+#[inline]
+fn is_scalar_leaf(v: &Value) -> bool {
+    match v {
+        Value::LabeledSmall(_) => true,
+        Value::Labeled(l) => label::is_scalar(&l.value),
+        _ => false,
+    }
+}

@@ -37,6 +37,11 @@ pub const BAD_CONTEXT: &str = "E0824";
 pub const CLASSIFIED_TO_MODEL: &str = "E0830";
 // Model choice (E0840–E0849).
 pub const BAD_MODEL_CHOICE: &str = "E0840";
+// External modules (`use mcp`, `use python`).
+pub const UNKNOWN_EXTERNAL_KIND: &str = "E0850";
+pub const EXTERNAL_NOT_VALUE: &str = "E0851";
+pub const NO_EXTERNAL_MEMBER: &str = "E0852";
+pub const EXTERNAL_ARGS: &str = "E0853";
 pub const NOT_YET: &str = "E0901";
 pub const NO_STD_MEMBER: &str = "E0601";
 pub const STD_NOT_VALUE: &str = "E0602";

@@ -36,6 +36,37 @@ pub struct Program {
     pub names: Vec<String>,
     /// String constants; `ExprKind::Str(i)` is `strings[i]`.
     pub strings: Vec<String>,
+    /// `use mcp NAME` / `use python MODULE`: the external modules, indexed by `ExtId`.
+    pub externals: Vec<External>,
+}
+
+/// An index into `Program::externals`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExtId(pub u32);
+
+/// A module found at run time: `use mcp fs as fs`, `use python statistics as stats`. Its
+/// members are looked up when called, by whatever the embedder registered for `kind`.
+#[derive(Debug, Clone)]
+pub struct External {
+    /// The word after `use`: `mcp`, `python`.
+    pub kind: String,
+    /// The server or module: `fs`, `os.path`.
+    pub name: String,
+    /// `file:line:col` of the first `use` naming it, for messages about its setup.
+    pub place: String,
+}
+
+/// `alias.member(args)` on an external module.
+#[derive(Debug)]
+pub struct ExternalCall {
+    pub ext: ExtId,
+    /// The member as written (`read_file`, `mean`).
+    pub member: String,
+    pub args: Args,
+    /// The type the `Ok` payload is read into (`Any` when unannotated).
+    pub expect: Ty,
+    /// Structural identity: `file:function#index`, as for `analyze`.
+    pub site: String,
 }
 
 impl Program {
@@ -178,6 +209,13 @@ pub enum StmtKind {
     Del(Vec<Expr>),
     /// `with mock analyze -> value:` (inside a test): the body's model calls answer with `value`.
     Mock(Expr, Vec<Stmt>),
+    /// `with mock alias.member -> value:`: the body's calls of that external member answer with `value`.
+    MockExternal {
+        ext: ExtId,
+        member: String,
+        value: Expr,
+        body: Vec<Stmt>,
+    },
     /// `with context(max_input_tokens=N, reserve_output_tokens=N):`: the body's model calls
     /// send only what fits (see the runtime's `context_fence.rs`).
     Context {
@@ -357,6 +395,10 @@ pub enum ExprKind {
     AskHuman(Box<AskHumanCall>),
     /// `remaining(meter)` called by name: what the budgets in force leave of a meter.
     Remaining(Box<Expr>, String),
+    /// `alias.member(...)` on an external module (`use mcp` / `use python`).
+    ExternalCall(Box<ExternalCall>),
+    /// `alias.tools` (every tool) or `alias.member` (one tool) of an external module, as values.
+    ExternalMember(ExtId, Option<String>),
     /// `classified(value)`: the value, labelled confidential. The string says where
     /// (`classified(...) at main.ko:3:7`), for the messages of the sinks that refuse it.
     Classified(Box<Expr>, String),

@@ -15,6 +15,7 @@ mod lower_budget;
 mod lower_call;
 mod lower_eval;
 mod lower_expr;
+pub mod lower_external;
 mod lower_fn;
 mod lower_model;
 mod lower_parallel;
@@ -59,6 +60,8 @@ pub struct Checked {
     pub files: Vec<FileReport>,
     /// With `Options::facts`: what the checker learned, for the language server.
     pub facts: Option<ProgramFacts>,
+    /// The external modules the program uses (`use mcp`, `use python`), even with errors.
+    pub externals: Vec<hir::External>,
 }
 
 /// What to keep beyond diagnostics and the program.
@@ -120,6 +123,7 @@ pub fn check_program_with(
         type_ix: FxHashMap::default(),
         aliases: FxHashMap::default(),
         mods: Vec::new(),
+        externals: Default::default(),
     };
     let mut diags: Vec<Vec<Diagnostic>> =
         loaded.files.iter().map(|f| f.diagnostics.clone()).collect();
@@ -137,6 +141,15 @@ pub fn check_program_with(
         for (span, target) in &f.uses {
             info.uses.insert(*span, hir::ModId(*target as u32));
         }
+        let mut ext_aliases = FxHashMap::default();
+        lower_external::register_top_level(
+            &mut ctx,
+            &f.ast,
+            &f.display,
+            &f.source,
+            &mut ext_aliases,
+        );
+        info.ext_aliases = ext_aliases;
         for s in &f.ast.stmts {
             if let StmtKind::Use(u) = &s.kind {
                 if let ast::UseTarget::Std(n) = &u.target {
@@ -155,6 +168,7 @@ pub fn check_program_with(
         }
         ctx.mods.push(info);
     }
+    read_tool_caches(&mut ctx, &loaded.files[loaded.entry].path, sources);
     lower_std::register_std_records(&mut ctx, hir::ModId(loaded.entry as u32));
     collect_types(&loaded, &mut ctx, &mut diags);
     let any_eval = loaded.files.iter().any(|f| lower_eval::uses_eval(&f.ast));
@@ -225,6 +239,7 @@ pub fn check_program_with(
         .iter()
         .any(|f| f.diagnostics.iter().any(Diagnostic::is_error));
     let mut kept_types = None;
+    let externals = std::mem::take(&mut ctx.externals.list);
     let program = if has_errors {
         kept_types = Some(ctx.types);
         None
@@ -238,6 +253,7 @@ pub fn check_program_with(
             types: ctx.types,
             names: ctx.names.into_names(),
             strings: ctx.strings,
+            externals: externals.clone(),
         }))
     };
     let facts = names_snapshot.map(|names| {
@@ -274,7 +290,22 @@ pub fn check_program_with(
         program,
         files,
         facts,
+        externals,
     })
+}
+
+/// Reads the cached tool listing of each MCP server used at top level (see `lower_external.rs`).
+fn read_tool_caches(ctx: &mut Ctx, entry: &Path, sources: &dyn Sources) {
+    for i in 0..ctx.externals.list.len() {
+        if ctx.externals.list[i].kind != "mcp" {
+            continue;
+        }
+        let name = ctx.externals.list[i].name.clone();
+        ctx.externals.tools[i] = lower_external::cache_paths(entry, &name)
+            .iter()
+            .find_map(|p| sources.read(p).ok())
+            .and_then(|text| lower_external::parse_cache(&text));
+    }
 }
 
 /// A record type's description without its default expressions (the server never runs them).

@@ -37,6 +37,8 @@ pub struct Ctx {
     pub type_ix: FxHashMap<String, hir::TypeId>,
     pub aliases: FxHashMap<String, Ty>,
     pub mods: Vec<ModInfo>,
+    /// The external modules used anywhere (`use mcp` / `use python`), and what is known of them.
+    pub(crate) externals: crate::lower_external::Externals,
 }
 
 /// What other modules may know of one module before it is lowered.
@@ -52,6 +54,8 @@ pub struct ModInfo {
     pub uses: FxHashMap<Span, ModId>,
     /// `use json` (or `use json as j`) at top level: name → standard module.
     pub std_aliases: FxHashMap<String, crate::std_api::StdMod>,
+    /// `use mcp fs as fs` / `use python m as m` at top level: alias → external module.
+    pub ext_aliases: FxHashMap<String, hir::ExtId>,
 }
 
 impl Ctx {
@@ -94,6 +98,8 @@ pub(crate) struct FnState {
     pub extra_cells: Vec<u32>,
     /// `use json` inside this function: name → standard module.
     pub std_aliases: FxHashMap<String, crate::std_api::StdMod>,
+    /// `use mcp` / `use python` inside this function: alias → external module.
+    pub ext_aliases: FxHashMap<String, hir::ExtId>,
     /// Module slots assigned so far (the top level only): what a branch may not assign.
     pub bound_globals: FxHashSet<u32>,
     /// The `parallel for` body being lowered, if any (see `lower_parallel.rs`).
@@ -224,6 +230,7 @@ impl<'a> Lowerer<'a> {
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
             std_aliases: FxHashMap::default(),
+            ext_aliases: FxHashMap::default(),
             bound_globals: FxHashSet::default(),
             branch: None,
         });

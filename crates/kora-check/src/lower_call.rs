@@ -150,6 +150,9 @@ impl Lowerer<'_> {
                         expect,
                     );
                 }
+                if let Some(x) = self.ext_alias(n) {
+                    return self.external_call(x, name, args, span, expect);
+                }
             }
             let (oe, ot) = self.expr(obj);
             if let Ty::Std(st) = ot {

@@ -259,6 +259,10 @@ impl Lowerer<'_> {
             self.std_not_a_value(m, span);
             return (ex(H::None, span), Ty::Any);
         }
+        if let Some(x) = self.ext_alias(name) {
+            self.external_not_a_value(x, span);
+            return (ex(H::None, span), Ty::Any);
+        }
         let f = self.fns.last().expect("in a function");
         for comp in f.comp.iter().rev() {
             if let Some(&s) = comp.get(name) {
@@ -359,6 +363,9 @@ impl Lowerer<'_> {
         if let AE::Name(n) = &obj.kind {
             if let Some(m) = self.std_alias(n) {
                 return self.std_module_attr(m, name, span);
+            }
+            if let Some(x) = self.ext_alias(n) {
+                return self.external_attr(x, name, span);
             }
         }
         let (oe, ot) = self.expr(obj);

@@ -120,6 +120,7 @@ impl Lowerer<'_> {
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
             std_aliases: FxHashMap::default(),
+            ext_aliases: FxHashMap::default(),
             bound_globals: FxHashSet::default(),
             branch: None,
         };

@@ -277,10 +277,7 @@ impl Lowerer<'_> {
                 }
                 None
             }
-            ast::UseTarget::Provider { kind, .. } => {
-                self.not_yet(&format!("`use {}`", kind.name), span);
-                None
-            }
+            ast::UseTarget::Provider { kind, name } => self.external_use(u, kind, name, span),
             ast::UseTarget::File { path, span: pspan } => {
                 let Some(alias) = &u.alias else {
                     self.err(

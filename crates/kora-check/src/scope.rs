@@ -319,6 +319,10 @@ impl<'a> Visitor<'a> for Builder<'_> {
                     self.bind(&a.name);
                 } else if let UseTarget::Std(n) = &u.target {
                     self.bind(&n.name);
+                } else if let UseTarget::Provider { name, .. } = &u.target {
+                    if !name.name.contains('.') {
+                        self.bind(&name.name);
+                    }
                 }
             }
             StmtKind::Test { body, .. } => {

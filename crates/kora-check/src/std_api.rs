@@ -65,6 +65,8 @@ pub enum StdType {
     DateTime,
     /// `fs.Image`: a PNG, JPEG, GIF or WebP image's bytes, for `analyze`.
     Image,
+    /// One tool of an MCP server (`fs.read_file`, an item of `fs.tools`), for `tools=`.
+    Tool,
 }
 
 impl StdType {
@@ -73,6 +75,7 @@ impl StdType {
             StdType::Db => "sql.Db",
             StdType::DateTime => "time.DateTime",
             StdType::Image => "fs.Image",
+            StdType::Tool => "mcp.Tool",
         }
     }
 

@@ -9,6 +9,8 @@ mod audit_cmd;
 mod check;
 mod diagnostics;
 mod durable_cmd;
+mod externals;
+mod mcp_cmd;
 mod notes;
 mod observe;
 mod run;
@@ -106,6 +108,15 @@ enum Command {
         /// The `.ko` files to check
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Start each MCP server the program uses, list its tools into `.kora/mcp/NAME.json`,
+        /// then check its calls against them
+        #[arg(long)]
+        mcp: bool,
+    },
+    /// MCP servers of this project (`[mcp.NAME]` in kora.toml)
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
     },
     /// List every `declassify ... for SINK:` site of a program and the files it uses
     Audit {
@@ -145,6 +156,18 @@ enum Command {
     Lsp,
     /// Serve the debug adapter protocol on stdin/stdout (for editors)
     Dap,
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Start a server, print its tools and their input schemas, and cache them for the checker
+    List {
+        /// The server: a `[mcp.NAME]` of kora.toml
+        name: String,
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -220,7 +243,10 @@ fn main() -> ExitCode {
             model,
         }),
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),
-        Command::Check { files } => check::check(&files),
+        Command::Check { files, mcp } => check::check(&files, mcp),
+        Command::Mcp {
+            command: McpCommand::List { name, dir },
+        } => mcp_cmd::list(&name, dir),
         Command::Audit { path, json } => audit_cmd::audit(path, json),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
         Command::Runs { dir } => durable_cmd::runs(dir),

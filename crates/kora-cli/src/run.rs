@@ -200,6 +200,17 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             return 2;
         }
     };
+    let externals = if program.externals.is_empty() {
+        None
+    } else {
+        match crate::externals::registry(&config, &durable_cmd::project_of(dir), &program.externals) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        }
+    };
     let program_name = file.display().to_string();
     let mut session = Session::start(observe, &config, dir, &program_name);
     let run_span = session.as_mut().map(|s| {
@@ -221,6 +232,9 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     let mut input = stdin.lock();
     let mut interp = kora_runtime::Interp::new(program.clone(), &mut *out);
     interp.set_input(&mut input);
+    if let Some(r) = externals {
+        interp.set_externals(r);
+    }
     let mut observers: Vec<Box<dyn kora_runtime::durable::effect::Observer>> = Vec::new();
     let mut branches = Vec::new();
     if let Some(run) = &durable {

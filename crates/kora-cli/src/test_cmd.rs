@@ -160,6 +160,19 @@ fn run_file(
             return;
         }
     };
+    let externals = if program.externals.is_empty() {
+        None
+    } else {
+        let project = crate::durable_cmd::project_of(&dir_of(file));
+        match crate::externals::registry(&config, &project, &program.externals) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                let _ = writeln!(out, "FAIL {display}: {e}");
+                tally.failed += tests.len();
+                return;
+            }
+        }
+    };
     let mode = if opts.live {
         Mode::Record
     } else {
@@ -181,6 +194,7 @@ fn run_file(
             config: &config,
             mode,
             model: opts.model.as_deref(),
+            externals: externals.clone(),
         };
         let result = run_one(&run, &body, session, span);
         if let (Some(s), Some(id)) = (session.as_mut(), span) {
@@ -209,6 +223,7 @@ struct TestRun<'a> {
     config: &'a Config,
     mode: Mode,
     model: Option<&'a str>,
+    externals: Option<std::sync::Arc<kora_runtime::external::Registry>>,
 }
 
 /// Runs one test; `Err` holds what to show: the error with its trace, then the captured output.
@@ -224,6 +239,7 @@ fn run_one(
         config,
         mode,
         model,
+        ref externals,
     } = *run;
     let cassette = Cassette::open(&Cassette::path_for(file))?;
     let mut captured: Vec<u8> = Vec::new();
@@ -234,6 +250,9 @@ fn run_one(
         mode,
         main_model: model.map(str::to_string),
     });
+    if let Some(r) = externals {
+        interp.set_externals(r.clone());
+    }
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), span);
     }

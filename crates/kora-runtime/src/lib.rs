@@ -8,6 +8,7 @@ pub mod config;
 pub mod durable;
 pub mod error;
 pub mod eval;
+pub mod external;
 pub mod labels;
 pub mod observe;
 pub mod parallel;

@@ -39,7 +39,10 @@ use crate::value::{OutcomeTag, Value};
 /// One tool the model was offered.
 pub(crate) struct ToolDecl {
     pub value: Value,
-    pub def: std::sync::Arc<hir::Function>,
+    /// A `tool` or `agent` of the program; `None` for a foreign tool.
+    pub def: Option<std::sync::Arc<hir::Function>>,
+    /// An MCP server's tool (`foreign_tool.rs`).
+    pub foreign: Option<crate::agents::foreign_tool::ForeignTool>,
     pub spec: ToolSpec,
 }
 
@@ -59,6 +62,9 @@ pub(crate) struct ToolObs {
 pub(crate) struct Ran {
     pub args: Json,
     pub result: Json,
+    /// The tool got no answer from outside (a foreign tool's `Failed`): the loop ends with
+    /// this outcome instead of sending a result back.
+    pub end: Option<Json>,
 }
 
 impl Interp<'_> {
@@ -78,6 +84,23 @@ impl Interp<'_> {
         };
         let mut out = Vec::with_capacity(items.len());
         for v in items {
+            if let Value::Native(n) = &v {
+                if let Some(f) = n.downcast_ref::<crate::agents::foreign_tool::ForeignTool>() {
+                    let spec = ToolSpec {
+                        name: f.info.name.clone(),
+                        description: f.info.description.clone(),
+                        parameters: kora_models::Shape::Schema(f.info.input_schema.clone()),
+                    };
+                    let foreign = Some(f.clone());
+                    out.push(ToolDecl {
+                        value: v,
+                        def: None,
+                        foreign,
+                        spec,
+                    });
+                    continue;
+                }
+            }
             let def = match &v {
                 Value::Func(f) if f.def.kind != FuncKind::Def => f.def.clone(),
                 other => {
@@ -109,7 +132,8 @@ impl Interp<'_> {
             };
             out.push(ToolDecl {
                 value: v,
-                def,
+                def: Some(def),
+                foreign: None,
                 spec,
             });
         }
@@ -330,6 +354,12 @@ impl Interp<'_> {
             let mut results = Vec::with_capacity(calls.len());
             for tc in &calls {
                 let ran = self.journaled_tool(call, &tools, tc)?;
+                if let Some(end) = ran.end {
+                    if let Some(why) = end.get("failed").and_then(Json::as_str) {
+                        obs.failure = Some(why.to_string());
+                    }
+                    return Ok((end, Vec::new()));
+                }
                 actual.push(ToolCall {
                     arguments: ran.args,
                     ..tc.clone()

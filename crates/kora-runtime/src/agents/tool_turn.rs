@@ -76,16 +76,22 @@ impl Recordable for TurnRecord {
     }
 }
 
-/// A tool call's journal record: the arguments it ran with, its result, what it printed.
+/// A tool call's journal record: the arguments it ran with, its result, what it printed, and
+/// the outcome it ended the loop with (a foreign tool that got no answer).
 struct ToolRecord {
     args: Json,
     result: Json,
     shown: String,
+    end: Option<Json>,
 }
 
 impl Recordable for ToolRecord {
     fn to_record(&self) -> Json {
-        json!({"args": self.args, "result": self.result, "shown": self.shown})
+        let mut j = json!({"args": self.args, "result": self.result, "shown": self.shown});
+        if let Some(end) = &self.end {
+            j["end"] = end.clone();
+        }
+        j
     }
 
     fn from_record(j: &Json) -> Option<ToolRecord> {
@@ -93,6 +99,7 @@ impl Recordable for ToolRecord {
             args: j.get("args")?.clone(),
             result: j.get("result")?.clone(),
             shown: j.get("shown")?.as_str()?.to_string(),
+            end: j.get("end").cloned(),
         })
     }
 }
@@ -169,6 +176,7 @@ impl Interp<'_> {
                 return Ok(Ran {
                     args: r.args,
                     result: r.result,
+                    end: r.end,
                 });
             }
             Begun::Done(Err(_)) => false,
@@ -188,6 +196,7 @@ impl Interp<'_> {
                     args: r.args.clone(),
                     result: r.result.clone(),
                     shown,
+                    end: r.end.clone(),
                 }),
                 Err(_) => Err("raised".to_string()),
             };
@@ -314,6 +323,7 @@ mod tests {
             args: json!({"city": "Paris"}),
             result: json!(21),
             shown: "tool ran\n".into(),
+            end: None,
         };
         let back = ToolRecord::from_record(&t.to_record()).expect("reads back");
         assert_eq!(

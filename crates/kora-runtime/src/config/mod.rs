@@ -36,6 +36,11 @@ pub struct Config {
     pub default_alias: Option<String>,
     /// A digest per top-level table, so a durable resume can tell which settings moved.
     pub table_digests: std::collections::BTreeMap<String, String>,
+    /// The file's text and tables as read: `[mcp]` and `[python]` belong to the crates that
+    /// speak to them, which read them strictly from here (with `line_of` for their lines).
+    pub raw: Option<std::sync::Arc<(String, toml::Table)>>,
+    /// The names `declassify x for NAME:` may give besides models: each `[mcp.NAME]`, `python`.
+    pub external_sinks: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +80,7 @@ const TOP_TABLES: &[&str] = &[
     "output",
     "budget",
     "mcp",
+    "python",
     "dependencies",
     "package",
 ];
@@ -132,6 +138,14 @@ impl Config {
             table_digests: digest::table_digests(&table),
             ..Config::default()
         };
+        if let Some(mcp) = table.get("mcp").and_then(|m| m.as_table()) {
+            cfg.external_sinks = mcp
+                .iter()
+                .filter(|(_, v)| v.is_table())
+                .map(|(k, _)| k.clone())
+                .collect();
+        }
+        cfg.raw = Some(std::sync::Arc::new((text.to_string(), table.clone())));
         for (k, v) in &table {
             if !TOP_TABLES.contains(&k.as_str()) {
                 return Err(err(
@@ -329,7 +343,8 @@ fn entry_from(v: &toml::Value) -> Result<ModelEntry, String> {
 }
 
 /// The line a key is written on (inside `[table]` when given): for messages only.
-fn line_of(text: &str, key: &str, table: Option<&str>) -> Option<usize> {
+/// The line of `key` inside `[table]` (or of the table `[key]` itself when `table` is `None`).
+pub fn line_of(text: &str, key: &str, table: Option<&str>) -> Option<usize> {
     let mut in_table = table.is_none();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();

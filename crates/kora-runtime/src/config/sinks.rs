@@ -69,6 +69,8 @@ impl Config {
     pub fn knows_sink(&self, sink: &str) -> bool {
         sink == "default"
             || sink == "local_model"
+            || sink == "python"
+            || self.external_sinks.iter().any(|s| s == sink)
             || self.models.iter().any(|m| m.key == sink)
             || self.sinks.named.iter().any(|(n, _)| n == sink)
     }
@@ -78,6 +80,8 @@ impl Config {
         let mut names: Vec<String> = self.models.iter().map(|m| m.key.clone()).collect();
         names.push("default".into());
         names.extend(self.sinks.named.iter().map(|(n, _)| n.clone()));
+        names.extend(self.external_sinks.iter().cloned());
+        names.push("python".into());
         if !names.iter().any(|n| n == "local_model") {
             names.push("local_model".into());
         }

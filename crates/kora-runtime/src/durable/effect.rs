@@ -40,6 +40,10 @@ pub enum Kind {
     FanOut,
     /// One model request inside a tool loop (the loop itself is the `Model` effect a budget meters).
     ModelTurn,
+    /// A call of an MCP server's tool, or the listing of its tools (`use mcp`).
+    Mcp,
+    /// A call of a Python function in a sidecar worker (`use python`).
+    Python,
 }
 
 impl Kind {
@@ -61,6 +65,8 @@ impl Kind {
             Kind::Notes => "notes",
             Kind::FanOut => "fan_out",
             Kind::ModelTurn => "model_turn",
+            Kind::Mcp => "mcp",
+            Kind::Python => "python",
         }
     }
 }

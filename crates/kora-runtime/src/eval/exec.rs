@@ -217,6 +217,12 @@ impl Interp<'_> {
             S::Assert(c, msg) => self.exec_assert(c, msg.as_ref())?,
             S::Del(items) => self.exec_del(items)?,
             S::Mock(value, body) => return self.exec_mock(value, body, s.span),
+            S::MockExternal {
+                ext,
+                member,
+                value,
+                body,
+            } => return self.exec_external_mock(*ext, member, value, body, s.span),
             S::ParallelFor(p) => return self.exec_parallel(p),
             S::BreakValue(e) => {
                 self.flow_value = self.eval(e)?;

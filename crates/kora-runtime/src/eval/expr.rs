@@ -290,6 +290,8 @@ impl Interp<'_> {
             | E::Str(_) => self.eval(e),
             E::Analyze(call) => at(self.analyze(call), e),
             E::StdCall(call) => at(self.std_call(call), e),
+            E::ExternalCall(call) => at(self.external_call(call), e),
+            E::ExternalMember(ext, member) => at(self.external_member(*ext, member.as_deref()), e),
             E::AskHuman(call) => at(self.ask_human(call), e),
             E::Classified(value, origin) => self.eval_classified(value, origin),
             E::Remaining(meter, site) => {

@@ -130,6 +130,8 @@ pub struct Interp<'io> {
     /// The budget scope in force, shared with the budget's observer; `None` until the run
     /// first enters a `budget` block or adopts a chain (see `agents/budget_scope.rs`).
     pub(crate) budget: Option<crate::agents::budget::CurrentBudget>,
+    /// The providers of `use mcp` / `use python` modules, set by the embedder (see `external/`).
+    pub(crate) externals: Option<std::sync::Arc<crate::external::Registry>>,
 }
 
 impl<'io> Interp<'io> {
@@ -177,7 +179,13 @@ impl<'io> Interp<'io> {
             enter_isolated: false,
             fences: Vec::new(),
             budget: None,
+            externals: None,
         }
+    }
+
+    /// The providers `use mcp` / `use python` modules are called through.
+    pub fn set_externals(&mut self, r: std::sync::Arc<crate::external::Registry>) {
+        self.externals = Some(r);
     }
 
     /// Where `input()` reads from; without one it reports end of input.

@@ -60,7 +60,7 @@ pub(crate) struct Seed {
     prog: Arc<Program>,
     globals: Arc<ModuleCopies>,
     mod_state: Vec<ModState>,
-    mocks: Vec<(Portable, String)>,
+    mocks: Vec<(Portable, String, Option<(kora_check::hir::ExtId, String)>)>,
     models: Option<crate::agents::analyze::SharedModels>,
     /// The enclosing `with model(...)` / agent choices: a branch's calls use the same model.
     model_scope: Vec<String>,
@@ -70,6 +70,7 @@ pub(crate) struct Seed {
     run: BranchRun,
     /// The caller is traced: each branch records its spans for the caller to adopt.
     pub(crate) traced: bool,
+    externals: Option<Arc<crate::external::Registry>>,
 }
 
 /// What a branch's standard library continues from its caller: the run id, the arguments,
@@ -104,14 +105,16 @@ impl Seed {
         w.lazy = Some(Box::new(LazyGlobals::new(self.globals.clone())));
         w.mod_state = self.mod_state.clone();
         w.models = self.models.clone();
+        w.externals = self.externals.clone();
         w.model_scope = self.model_scope.clone();
         // The mock stack crosses the boundary: a test that fans out stays mocked.
         w.mocks = self
             .mocks
             .iter()
-            .map(|(v, at)| Mock {
+            .map(|(v, at, member)| Mock {
                 value: v.to_value(),
                 at: at.clone(),
+                member: member.clone(),
             })
             .collect();
         if !self.budget.is_unbudgeted() {
@@ -172,7 +175,7 @@ impl Interp<'_> {
         }
         let mut mocks = Vec::with_capacity(self.mocks.len());
         for m in &self.mocks {
-            mocks.push((Portable::of(&m.value)?, m.at.clone()));
+            mocks.push((Portable::of(&m.value)?, m.at.clone(), m.member.clone()));
         }
         Ok(Seed {
             prog: self.prog.clone(),
@@ -184,6 +187,7 @@ impl Interp<'_> {
             budget: self.budget_chain(),
             run,
             traced: self.tracing.is_some(),
+            externals: self.externals.clone(),
         })
     }
 

@@ -27,7 +27,7 @@ mod random;
 mod re;
 mod sql;
 mod time;
-mod typed;
+pub(crate) mod typed;
 mod xml;
 mod yaml;
 

@@ -42,11 +42,15 @@ fn with_forms<'a>(ctx: &Ctx<'a>) -> P<'a, StmtKind> {
     let model = kw("model")
         .ignore_then(args_block("an indented block after the `model` line"))
         .map(|(args, body)| StmtKind::ModelBlock { args, body });
-    let target = select! {
+    // `with mock fs.read_file -> ...`: an external module's member, named `alias.member`.
+    let target = choice((
+        super::stmt::dotted_ident().filter(|i: &Ident| i.name.contains('.')),
+        select! {
         Tok::Name(n) = e => Ident { name: n.to_string(), span: e.span() },
         Tok::Analyze = e => Ident { name: "analyze".to_string(), span: e.span() },
         Tok::AskHuman = e => Ident { name: "ask_human".to_string(), span: e.span() },
-    }
+        },
+    ))
     .labelled(
         Lbl::new(
             "the name of what to mock",

@@ -165,7 +165,7 @@ fn use_stmt<'a>() -> P<'a, StmtKind> {
     let target = choice((
         path.then(alias.clone().or_not()),
         ident()
-            .then(ident())
+            .then(dotted_ident())
             .then(alias.clone().or_not())
             .map(|((kind, name), a)| (UseTarget::Provider { kind, name }, a)),
         ident()
@@ -183,6 +183,22 @@ fn use_stmt<'a>() -> P<'a, StmtKind> {
             })
         })
         .boxed()
+}
+
+/// `os.path`: names joined by dots, as one identifier spanning them all (a Python module path).
+pub(crate) fn dotted_ident<'a>() -> impl Parser<'a, super::In<'a>, Ident, super::Ex<'a>> + Clone {
+    ident()
+        .separated_by(just(Tok::Dot))
+        .at_least(1)
+        .collect::<Vec<_>>()
+        .map_with(|parts, e| Ident {
+            name: parts
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join("."),
+            span: e.span(),
+        })
 }
 
 fn dotted<'a>() -> impl Parser<'a, super::In<'a>, String, super::Ex<'a>> + Clone {

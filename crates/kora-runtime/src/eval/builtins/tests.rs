@@ -41,6 +41,7 @@ impl TestCaller {
                 types: vec![expense],
                 names,
                 strings: Vec::new(),
+                externals: Vec::new(),
             },
             out: String::new(),
             input: Vec::new(),

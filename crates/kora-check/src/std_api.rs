@@ -451,6 +451,7 @@ mod tests {
                 Owner::Value(StdType::Db) => format!("`db.{}(", m.name),
                 Owner::Value(StdType::DateTime) => format!("`{}", m.name),
                 Owner::Value(StdType::Image) => format!("`image.{}`", m.name),
+                Owner::Value(StdType::Tool) => format!("`tool.{}`", m.name),
             };
             assert!(
                 doc.contains(&needle),

@@ -108,7 +108,11 @@ fn schema_ty(s: &Json) -> Ty {
     match s.get("type") {
         Some(Json::String(t)) => one_ty(t, s),
         Some(Json::Array(ts)) => {
-            let tys: Vec<Ty> = ts.iter().filter_map(Json::as_str).map(|t| one_ty(t, s)).collect();
+            let tys: Vec<Ty> = ts
+                .iter()
+                .filter_map(Json::as_str)
+                .map(|t| one_ty(t, s))
+                .collect();
             if tys.is_empty() || tys.contains(&Ty::Any) {
                 Ty::Any
             } else {
@@ -134,11 +138,16 @@ fn one_ty(t: &str, s: &Json) -> Ty {
 
 /// The tool a member names: its exact name, else one whose `-` and `.` read as `_`
 /// (`get_sum` calls `get-sum`: a Kora name cannot hold a dash).
-pub fn find_tool<'t, T>(tools: &'t [T], name_of: impl Fn(&T) -> &str, member: &str) -> Option<&'t T> {
-    tools
-        .iter()
-        .find(|t| name_of(t) == member)
-        .or_else(|| tools.iter().find(|t| name_of(t).replace(['-', '.'], "_") == member))
+pub fn find_tool<'t, T>(
+    tools: &'t [T],
+    name_of: impl Fn(&T) -> &str,
+    member: &str,
+) -> Option<&'t T> {
+    tools.iter().find(|t| name_of(t) == member).or_else(|| {
+        tools
+            .iter()
+            .find(|t| name_of(t).replace(['-', '.'], "_") == member)
+    })
 }
 
 /// `file:line:col` of `span` in `source`.
@@ -319,13 +328,21 @@ impl Lowerer<'_> {
     }
 
     /// `alias.tools` or `alias.member` used as a value.
-    pub(crate) fn external_attr(&mut self, id: hir::ExtId, name: &ast::Ident, span: Span) -> Lowered {
+    pub(crate) fn external_attr(
+        &mut self,
+        id: hir::ExtId,
+        name: &ast::Ident,
+        span: Span,
+    ) -> Lowered {
         if self.ext(id).kind != "mcp" {
             let e = self.ext(id).clone();
             self.err(
                 Diagnostic::error(
                     codes::EXTERNAL_NOT_VALUE,
-                    format!("`{}.{}` of a Python module is not a value", e.name, name.name),
+                    format!(
+                        "`{}.{}` of a Python module is not a value",
+                        e.name, name.name
+                    ),
                     span,
                 )
                 .with_label("Python functions are called, never passed")
@@ -480,7 +497,10 @@ impl Lowerer<'_> {
 
     /// The arguments of an external call, with the type of each positional and keyword one.
     #[allow(clippy::type_complexity)]
-    fn external_args(&mut self, args: &[ast::Arg]) -> (hir::Args, Vec<Ty>, Vec<(String, Span, Ty)>) {
+    fn external_args(
+        &mut self,
+        args: &[ast::Arg],
+    ) -> (hir::Args, Vec<Ty>, Vec<(String, Span, Ty)>) {
         let mut out = hir::Args::default();
         let (mut tys, mut kws) = (Vec::new(), Vec::new());
         for arg in args {
@@ -503,8 +523,12 @@ impl Lowerer<'_> {
                 ArgKind::DoubleStar(e) => {
                     self.expr(e);
                     self.err(
-                        Diagnostic::error(codes::BAD_TARGET, "`**` arguments are not supported", arg.span)
-                            .with_help("pass the keyword arguments by name"),
+                        Diagnostic::error(
+                            codes::BAD_TARGET,
+                            "`**` arguments are not supported",
+                            arg.span,
+                        )
+                        .with_help("pass the keyword arguments by name"),
                     );
                 }
             }

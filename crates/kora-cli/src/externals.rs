@@ -10,7 +10,11 @@ use kora_runtime::external::Registry;
 
 /// The registry of a run. A module the program uses that is not set up (no `[mcp.NAME]`) is
 /// an error naming the `use` that needs it, before anything runs. Warnings go to stderr.
-pub fn registry(config: &Config, project: &Path, used: &[External]) -> Result<Arc<Registry>, String> {
+pub fn registry(
+    config: &Config,
+    project: &Path,
+    used: &[External],
+) -> Result<Arc<Registry>, String> {
     let mut r = Registry::default();
     let mcp = kora_mcp::McpProvider::from_config(config, project).map_err(|e| e.to_string())?;
     for w in mcp.warnings() {
@@ -19,7 +23,10 @@ pub fn registry(config: &Config, project: &Path, used: &[External]) -> Result<Ar
     r.register(Arc::new(mcp));
     for e in used {
         let Some(p) = r.get(&e.kind) else {
-            return Err(format!("{}: `use {} {}`: this build of Kora has no `{}` support", e.place, e.kind, e.name, e.kind));
+            return Err(format!(
+                "{}: `use {} {}`: this build of Kora has no `{}` support",
+                e.place, e.kind, e.name, e.kind
+            ));
         };
         p.check(&e.name)
             .map_err(|why| format!("{}: `use {} {}`: {why}", e.place, e.kind, e.name))?;

@@ -21,7 +21,10 @@ pub fn refresh(dir: &Path, name: &str) -> Result<(Vec<ToolInfo>, PathBuf), Strin
         return Err(mcp.check(name).err().unwrap_or_default());
     };
     let tools = server.tools(server.deadline(None))?;
-    let path = project.join(".kora").join("mcp").join(format!("{name}.json"));
+    let path = project
+        .join(".kora")
+        .join("mcp")
+        .join(format!("{name}.json"));
     let body = serde_json::json!({
         "server": name,
         "listed": "kora mcp list / kora check --mcp",
@@ -30,7 +33,10 @@ pub fn refresh(dir: &Path, name: &str) -> Result<(Vec<ToolInfo>, PathBuf), Strin
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(&body).unwrap_or_default() + "\n")?;
+        std::fs::write(
+            &tmp,
+            serde_json::to_string_pretty(&body).unwrap_or_default() + "\n",
+        )?;
         std::fs::rename(&tmp, &path)
     };
     write().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -44,7 +50,11 @@ pub fn list(name: &str, dir: Option<PathBuf>) -> u8 {
     let started = Instant::now();
     match refresh(&dir, name) {
         Ok((tools, path)) => {
-            println!("{} tool{} of the MCP server `{name}`:", tools.len(), if tools.len() == 1 { "" } else { "s" });
+            println!(
+                "{} tool{} of the MCP server `{name}`:",
+                tools.len(),
+                if tools.len() == 1 { "" } else { "s" }
+            );
             for t in &tools {
                 println!();
                 println!("{}", t.name);

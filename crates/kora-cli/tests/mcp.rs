@@ -69,10 +69,23 @@ fn a_server_that_never_answers_is_failed_within_the_timeout_after_one_request() 
     );
     let t = Instant::now();
     let r = run_in(&d, &["run", "main.ko"]);
-    assert!(t.elapsed() < Duration::from_secs(10), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t.elapsed()
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.starts_with("Failed('no answer from the MCP server `adv`"), "{}", r.stdout);
-    assert!(r.stdout.contains("not called again") && r.stdout.contains("went on"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .starts_with("Failed('no answer from the MCP server `adv`"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("not called again") && r.stdout.contains("went on"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(calls(&state), 1, "a tool call is never retried");
 }
 
@@ -109,13 +122,29 @@ fn garbage_on_stdout_is_failed_without_a_panic_and_the_next_call_restarts() {
     );
     let t = Instant::now();
     let r = run_in(&d, &["run", "main.ko"]);
-    assert!(t.elapsed() < Duration::from_secs(10), "waited for the timeout: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "waited for the timeout: {:?}",
+        t.elapsed()
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
-    assert!(lines[0].starts_with("Failed('protocol error") && lines[0].contains("not JSON-RPC"), "{}", r.stdout);
-    assert!(lines[1].starts_with("Failed('protocol error"), "{}", r.stdout);
+    assert!(
+        lines[0].starts_with("Failed('protocol error") && lines[0].contains("not JSON-RPC"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        lines[1].starts_with("Failed('protocol error"),
+        "{}",
+        r.stdout
+    );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    assert_eq!(lives(&state), 2, "the broken server is replaced at the next call");
+    assert_eq!(
+        lives(&state),
+        2,
+        "the broken server is replaced at the next call"
+    );
 }
 
 #[test]
@@ -131,10 +160,18 @@ fn a_server_that_dies_mid_call_is_failed_and_the_next_call_restarts_it() {
     );
     let t = Instant::now();
     let r: Run = run_in(&d, &["run", "main.ko"]);
-    assert!(t.elapsed() < Duration::from_secs(10), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t.elapsed()
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
-    assert!(lines[0].starts_with("Failed('the MCP server `adv` exited"), "{}", r.stdout);
+    assert!(
+        lines[0].starts_with("Failed('the MCP server `adv` exited"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(lines[1], "Ok('pong b #2')", "{}", r.stdout);
     assert_eq!((calls(&state), lives(&state)), (2, 2));
 }
@@ -143,25 +180,51 @@ fn a_server_that_dies_mid_call_is_failed_and_the_next_call_restarts_it() {
 fn a_missing_server_table_is_an_error_naming_the_use_before_anything_runs() {
     let d = temp_dir("kora-mcp", "missing");
     std::fs::write(d.join("kora.toml"), "[mcp.other]\ncommand = \"x\"\n").expect("toml");
-    std::fs::write(d.join("main.ko"), "print(\"ran\")\nuse mcp github as gh\nprint(gh.x(a=1))\n").expect("ko");
+    std::fs::write(
+        d.join("main.ko"),
+        "print(\"ran\")\nuse mcp github as gh\nprint(gh.x(a=1))\n",
+    )
+    .expect("ko");
     let r = run_in(&d, &["run", "main.ko"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
-    assert!(r.stderr.contains("main.ko:2:1") && r.stderr.contains("no `[mcp.github]`") && r.stderr.contains("other"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("main.ko:2:1")
+            && r.stderr.contains("no `[mcp.github]`")
+            && r.stderr.contains("other"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
 fn a_bad_mcp_table_names_its_key_and_line_and_a_zero_timeout_warns() {
     let d = temp_dir("kora-mcp", "badcfg");
     std::fs::write(d.join("main.ko"), "use mcp adv as adv\nprint(1)\n").expect("ko");
-    std::fs::write(d.join("kora.toml"), "[mcp.adv]\ncommand = \"python3\"\nargz = []\n").expect("toml");
+    std::fs::write(
+        d.join("kora.toml"),
+        "[mcp.adv]\ncommand = \"python3\"\nargz = []\n",
+    )
+    .expect("toml");
     let r = run_in(&d, &["run", "main.ko"]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("kora.toml:3") && r.stderr.contains("argz"), "{}", r.stderr);
-    std::fs::write(d.join("kora.toml"), "[mcp.adv]\ncommand = \"python3\"\ntimeout_secs = 0\n").expect("toml");
+    assert!(
+        r.stderr.contains("kora.toml:3") && r.stderr.contains("argz"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(
+        d.join("kora.toml"),
+        "[mcp.adv]\ncommand = \"python3\"\ntimeout_secs = 0\n",
+    )
+    .expect("toml");
     let r = run_in(&d, &["run", "main.ko"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("warning") && r.stderr.contains("timeout_secs = 0"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("warning") && r.stderr.contains("timeout_secs = 0"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -178,22 +241,43 @@ fn a_cached_tool_list_lets_the_checker_refuse_bad_calls() {
     // No cache yet: calls are checked at run time; only the positional argument is known wrong.
     let r = run_in(&d, &["check", "main.ko"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("E0853") && r.stderr.contains("1 error found"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("E0853") && r.stderr.contains("1 error found"),
+        "{}",
+        r.stderr
+    );
     let r = run_in(&d, &["check", "--mcp", "main.ko"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(d.join(".kora/mcp/adv.json").is_file());
-    for want in ["E0852", "did you mean `ping`", "E0207", "E0204", "E0853", "main.ko:3"] {
+    for want in [
+        "E0852",
+        "did you mean `ping`",
+        "E0207",
+        "E0204",
+        "E0853",
+        "main.ko:3",
+    ] {
         assert!(r.stderr.contains(want), "missing {want}: {}", r.stderr);
     }
     let r = run_in(&d, &["mcp", "list", "adv"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("ping") && r.stdout.contains("Answers pong.") && r.stdout.contains("\"required\""), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("ping")
+            && r.stdout.contains("Answers pong.")
+            && r.stdout.contains("\"required\""),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
 fn a_mocked_tool_answers_in_a_test_without_starting_the_server() {
     let d = temp_dir("kora-mcp", "mock");
-    std::fs::write(d.join("kora.toml"), "[mcp.adv]\ncommand = \"/nonexistent/server\"\n").expect("toml");
+    std::fs::write(
+        d.join("kora.toml"),
+        "[mcp.adv]\ncommand = \"/nonexistent/server\"\n",
+    )
+    .expect("toml");
     std::fs::write(
         d.join("main.ko"),
         "use mcp adv as adv\n\ndef shout(x: str) -> str:\n    r: str = adv.ping(x=x) else:\n        return \"no\"\n    return r.upper()\n\ntest \"mocked\":\n    with mock adv.ping -> Ok(\"pong\"):\n        assert shout(\"a\") == \"PONG\"\n    with mock adv.ping -> Err(\"down\"):\n        assert shout(\"a\") == \"no\"\n",

@@ -19,7 +19,10 @@ fn servers() -> Option<&'static Path> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let bin = root.join("target/mcp-servers/node_modules/.bin");
         if !bin.join("mcp-server-everything").exists() {
-            let has_npm = std::process::Command::new("npm").arg("--version").output().is_ok_and(|o| o.status.success());
+            let has_npm = std::process::Command::new("npm")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success());
             if !has_npm {
                 eprintln!("skipped: npm is not installed, so the MCP reference servers cannot be");
                 return None;
@@ -29,7 +32,9 @@ fn servers() -> Option<&'static Path> {
                 .status()
                 .is_ok_and(|s| s.success());
             if !ok {
-                eprintln!("skipped: scripts/mcp-servers.sh could not install the MCP reference servers");
+                eprintln!(
+                    "skipped: scripts/mcp-servers.sh could not install the MCP reference servers"
+                );
                 return None;
             }
         }
@@ -50,7 +55,10 @@ fn the_everything_server_answers_text_structured_and_error_results() {
     let d = temp_dir("kora-mcp-ref", "everything");
     std::fs::write(
         d.join("kora.toml"),
-        format!("[mcp.ev]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\ntimeout_secs = 2\n", server("mcp-server-everything")),
+        format!(
+            "[mcp.ev]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\ntimeout_secs = 2\n",
+            server("mcp-server-everything")
+        ),
     )
     .expect("toml");
     std::fs::write(
@@ -77,16 +85,32 @@ print(ev.echo(message="still here"))
     .expect("ko");
     let t = Instant::now();
     let r = run_in(&d, &["run", "main.ko"]);
-    assert!(t.elapsed() < Duration::from_secs(20), "the 2 s timeout was not kept: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "the 2 s timeout was not kept: {:?}",
+        t.elapsed()
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines[0], "Ok('Echo: hello')");
     assert_eq!(lines[1], "Ok('The sum of 2 and 3 is 5.')");
     assert_eq!(lines[2], "['conditions', 'humidity', 'temperature']");
-    assert!(lines[3].starts_with("Err('bad arguments for `get-sum`: $.a: expected a number"), "{}", lines[3]);
-    assert!(lines[4].starts_with("Err("), "the server's own error result: {}", lines[4]);
+    assert!(
+        lines[3].starts_with("Err('bad arguments for `get-sum`: $.a: expected a number"),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[4].starts_with("Err("),
+        "the server's own error result: {}",
+        lines[4]
+    );
     assert_eq!(lines[5], "True");
-    assert!(lines[6].starts_with("Failed('no answer from the MCP server `ev`"), "{}", lines[6]);
+    assert!(
+        lines[6].starts_with("Failed('no answer from the MCP server `ev`"),
+        "{}",
+        lines[6]
+    );
     assert_eq!(lines[7], "Ok('Echo: still here')");
     // The server's standard error went to its log, not the terminal.
     assert!(d.join(".kora/mcp/ev.log").is_file());
@@ -105,7 +129,10 @@ fn the_filesystem_server_reads_inside_its_folder_and_refuses_outside() {
     let allowed = d.join("allowed").display().to_string();
     std::fs::write(
         d.join("kora.toml"),
-        format!("[mcp.fs]\ncommand = \"node\"\nargs = [{:?}, {allowed:?}]\n", server("mcp-server-filesystem")),
+        format!(
+            "[mcp.fs]\ncommand = \"node\"\nargs = [{:?}, {allowed:?}]\n",
+            server("mcp-server-filesystem")
+        ),
     )
     .expect("toml");
     std::fs::write(
@@ -121,7 +148,11 @@ fn the_filesystem_server_reads_inside_its_folder_and_refuses_outside() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(lines[0].contains("ship on friday"), "{}", r.stdout);
-    assert!(lines[1].starts_with("Err(") && lines[1].contains("outside"), "{}", r.stdout);
+    assert!(
+        lines[1].starts_with("Err(") && lines[1].contains("outside"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -129,7 +160,11 @@ fn the_everything_server_answers_over_streamable_http() {
     if servers().is_none() {
         return;
     }
-    let port = TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("addr")
+        .port();
     let mut child = std::process::Command::new("node")
         .arg(server("mcp-server-everything"))
         .arg("streamableHttp")
@@ -148,18 +183,38 @@ fn the_everything_server_answers_over_streamable_http() {
         format!("[mcp.ev]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Trace = \"${{KORA_TEST_TRACE}}\" }}\ntimeout_secs = 5\n"),
     )
     .expect("toml");
-    std::fs::write(d.join("main.ko"), "use mcp ev as ev\nprint(ev.echo(message=\"over http\"))\nprint(ev.get_sum(a=1.5, b=2))\n").expect("ko");
+    std::fs::write(
+        d.join("main.ko"),
+        "use mcp ev as ev\nprint(ev.echo(message=\"over http\"))\nprint(ev.get_sum(a=1.5, b=2))\n",
+    )
+    .expect("ko");
     let r = support::collect(
-        support::kora_cmd().args(["run", "main.ko"]).current_dir(&d).env("KORA_TEST_TRACE", "t1"),
+        support::kora_cmd()
+            .args(["run", "main.ko"])
+            .current_dir(&d)
+            .env("KORA_TEST_TRACE", "t1"),
         None,
     );
-    let missing = support::collect(support::kora_cmd().args(["run", "main.ko"]).current_dir(&d).env_remove("KORA_TEST_TRACE"), None);
+    let missing = support::collect(
+        support::kora_cmd()
+            .args(["run", "main.ko"])
+            .current_dir(&d)
+            .env_remove("KORA_TEST_TRACE"),
+        None,
+    );
     let _ = child.kill();
     let _ = child.wait();
     assert!(up, "the HTTP server did not start");
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(r.stdout, "Ok('Echo: over http')\nOk('The sum of 1.5 and 2 is 3.5.')\n");
-    assert!(missing.stdout.contains("Failed(") && missing.stdout.contains("KORA_TEST_TRACE"), "{}", missing.stdout);
+    assert_eq!(
+        r.stdout,
+        "Ok('Echo: over http')\nOk('The sum of 1.5 and 2 is 3.5.')\n"
+    );
+    assert!(
+        missing.stdout.contains("Failed(") && missing.stdout.contains("KORA_TEST_TRACE"),
+        "{}",
+        missing.stdout
+    );
 }
 
 /// Records `examples/14_mcp.cassette.json` against the real filesystem server and the loopback
@@ -186,7 +241,11 @@ fn record_example_14_cassette() {
     ));
     let d = temp_dir("kora-mcp-ref", "record14");
     std::fs::create_dir_all(d.join("examples/data")).expect("dir");
-    std::fs::copy(root.join("data/release.txt"), d.join("examples/data/release.txt")).expect("notes");
+    std::fs::copy(
+        root.join("data/release.txt"),
+        d.join("examples/data/release.txt"),
+    )
+    .expect("notes");
     std::fs::copy(root.join("14_mcp.ko"), d.join("examples/14_mcp.ko")).expect("program");
     std::fs::write(
         d.join("kora.toml"),
@@ -199,6 +258,10 @@ fn record_example_14_cassette() {
     .expect("kora.toml");
     let out = run_in(&d, &["run", "--record", "examples/14_mcp.ko"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    std::fs::copy(d.join("examples/14_mcp.cassette.json"), root.join("14_mcp.cassette.json")).expect("cassette copied");
+    std::fs::copy(
+        d.join("examples/14_mcp.cassette.json"),
+        root.join("14_mcp.cassette.json"),
+    )
+    .expect("cassette copied");
     std::fs::write(root.join("14_mcp.out"), out.stdout).expect("out");
 }

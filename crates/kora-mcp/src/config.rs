@@ -80,7 +80,10 @@ impl McpConfig {
         let Some(raw) = cfg.raw.as_ref() else {
             return Ok(McpConfig::default());
         };
-        let path = cfg.path.clone().unwrap_or_else(|| PathBuf::from("kora.toml"));
+        let path = cfg
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("kora.toml"));
         McpConfig::parse(&path, &raw.0, &raw.1, project)
     }
 
@@ -105,8 +108,13 @@ impl McpConfig {
         let mut default = DEFAULT_TIMEOUT_SECS;
         if let Some(v) = mcp.get("timeout_secs") {
             let line = line_of(text, "timeout_secs", Some("mcp"));
-            default = timeout(v, "[mcp].timeout_secs", DEFAULT_TIMEOUT_SECS, &mut out.warnings)
-                .map_err(|m| err(line, m))?;
+            default = timeout(
+                v,
+                "[mcp].timeout_secs",
+                DEFAULT_TIMEOUT_SECS,
+                &mut out.warnings,
+            )
+            .map_err(|m| err(line, m))?;
         }
         for (k, v) in mcp {
             if TOP_KEYS.contains(&k.as_str()) {
@@ -254,7 +262,12 @@ impl McpConfig {
 }
 
 /// A timeout setting: positive seconds; zero or less is clamped to `default` with a warning.
-fn timeout(v: &toml::Value, key: &str, default: f64, warnings: &mut Vec<String>) -> Result<f64, String> {
+fn timeout(
+    v: &toml::Value,
+    key: &str,
+    default: f64,
+    warnings: &mut Vec<String>,
+) -> Result<f64, String> {
     let secs = v
         .as_float()
         .or_else(|| v.as_integer().map(|i| i as f64))
@@ -312,7 +325,10 @@ mod tests {
         .expect("valid");
         assert_eq!(c.servers.len(), 2);
         assert_eq!(c.server("fs").expect("fs").timeout, Duration::from_secs(5));
-        assert_eq!(c.server("gh").expect("gh").timeout, Duration::from_millis(2500));
+        assert_eq!(
+            c.server("gh").expect("gh").timeout,
+            Duration::from_millis(2500)
+        );
         assert!(c.warnings.is_empty());
     }
 
@@ -324,8 +340,16 @@ mod tests {
             ("[mcp.fs]\ncommand = \"x\"\nurl = \"http://h\"\n", "both", 3),
             ("[mcp.fs]\nurl = \"ftp://h\"\n", "http://", 2),
             ("[mcp]\nservers = 1\n", "servers", 2),
-            ("[mcp.fs]\ncommand = \"x\"\nargs = \"-y\"\n", "list of strings", 3),
-            ("[mcp.fs]\ncommand = \"x\"\ntimeout_secs = \"soon\"\n", "seconds", 3),
+            (
+                "[mcp.fs]\ncommand = \"x\"\nargs = \"-y\"\n",
+                "list of strings",
+                3,
+            ),
+            (
+                "[mcp.fs]\ncommand = \"x\"\ntimeout_secs = \"soon\"\n",
+                "seconds",
+                3,
+            ),
         ] {
             let e = parse(text).expect_err(text);
             assert!(e.message.contains(key), "{text:?}: {}", e.message);
@@ -350,6 +374,9 @@ mod tests {
         );
         let e = expand("${KORA_MCP_NOT_SET_EVER}", "[mcp.gh].headers.Authorization")
             .expect_err("missing");
-        assert!(e.contains("KORA_MCP_NOT_SET_EVER") && e.contains("headers.Authorization"), "{e}");
+        assert!(
+            e.contains("KORA_MCP_NOT_SET_EVER") && e.contains("headers.Authorization"),
+            "{e}"
+        );
     }
 }

@@ -39,12 +39,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl HttpLink {
-    pub fn new(name: &str, url: &str, headers: &BTreeMap<String, String>) -> Result<HttpLink, String> {
+    pub fn new(
+        name: &str,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+    ) -> Result<HttpLink, String> {
         let mut hs = Vec::new();
         for (k, v) in headers {
             hs.push((k.clone(), expand(v, &format!("[mcp.{name}].headers.{k}"))?));
         }
-        let loopback = url.contains("://127.") || url.contains("://localhost") || url.contains("://[::1]");
+        let loopback =
+            url.contains("://127.") || url.contains("://localhost") || url.contains("://[::1]");
         let mut b = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -83,7 +88,8 @@ impl HttpLink {
         std::thread::Builder::new()
             .name(format!("mcp-{name}-post"))
             .spawn(move || {
-                if let Err(why) = post(&agent, &url, &headers, &msg, id, deadline, &router, &shared) {
+                if let Err(why) = post(&agent, &url, &headers, &msg, id, deadline, &router, &shared)
+                {
                     match (id, why) {
                         (_, Failure::SessionGone(w)) => router.close(&w),
                         (Some(id), Failure::Request(w)) => router.fail(id, &w),
@@ -145,7 +151,11 @@ fn post(
         .send(msg.to_string().as_bytes())
         .map_err(|e| Failure::Request(format!("cannot reach {url}: {e}")))?;
     let status = resp.status().as_u16();
-    if let Some(s) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+    if let Some(s) = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
         *lock(&shared.session_id) = Some(s.to_string());
     }
     if status == 404 && had_session {
@@ -172,7 +182,10 @@ fn post(
     }
     let deliver = |text: &str| -> Result<(), Failure> {
         let j: Json = serde_json::from_str(text).map_err(|_| {
-            Failure::Request(format!("protocol error: {url} sent something that is not JSON: {:?}", clip(text)))
+            Failure::Request(format!(
+                "protocol error: {url} sent something that is not JSON: {:?}",
+                clip(text)
+            ))
         })?;
         let items = match j {
             Json::Array(xs) => xs,
@@ -197,10 +210,14 @@ fn post(
     let mut sse = SseReader::default();
     let mut buf = [0u8; 8192];
     loop {
-        let n = reader
-            .read(&mut buf)
-            .map_err(|e| Failure::Request(format!("reading the event stream of {url} failed: {e}")))?;
-        let events = if n == 0 { sse.finish() } else { sse.feed(&buf[..n]) };
+        let n = reader.read(&mut buf).map_err(|e| {
+            Failure::Request(format!("reading the event stream of {url} failed: {e}"))
+        })?;
+        let events = if n == 0 {
+            sse.finish()
+        } else {
+            sse.feed(&buf[..n])
+        };
         for e in events {
             deliver(&e)?;
         }

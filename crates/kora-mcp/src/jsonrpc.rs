@@ -6,10 +6,18 @@ use serde_json::{json, Value as Json};
 #[derive(Debug, PartialEq)]
 pub enum Incoming {
     /// The answer to request `id`: its `result`, or its `error` (code, message).
-    Response { id: u64, result: Result<Json, (i64, String)> },
+    Response {
+        id: u64,
+        result: Result<Json, (i64, String)>,
+    },
     /// A request the server makes of the client (`ping`, `roots/list`, ...).
-    Request { id: Json, method: String },
-    Notification { method: String },
+    Request {
+        id: Json,
+        method: String,
+    },
+    Notification {
+        method: String,
+    },
     /// Valid JSON that is not a JSON-RPC message Kora could have been sent.
     Invalid(String),
 }
@@ -32,7 +40,10 @@ pub fn classify(j: &Json) -> Incoming {
         };
     }
     let Some(id) = obj.get("id").and_then(Json::as_u64) else {
-        return Incoming::Invalid(format!("a message with no method and no request id: {}", clip(&j.to_string())));
+        return Incoming::Invalid(format!(
+            "a message with no method and no request id: {}",
+            clip(&j.to_string())
+        ));
     };
     if let Some(e) = obj.get("error") {
         let code = e.get("code").and_then(Json::as_i64).unwrap_or(0);
@@ -51,7 +62,10 @@ pub fn classify(j: &Json) -> Incoming {
             id,
             result: Ok(r.clone()),
         },
-        None => Incoming::Invalid(format!("a response with neither result nor error: {}", clip(&j.to_string()))),
+        None => Incoming::Invalid(format!(
+            "a response with neither result nor error: {}",
+            clip(&j.to_string())
+        )),
     }
 }
 
@@ -93,19 +107,35 @@ mod tests {
     fn each_shape_is_told_apart() {
         assert_eq!(
             classify(&json!({"jsonrpc": "2.0", "id": 3, "result": {"x": 1}})),
-            Incoming::Response { id: 3, result: Ok(json!({"x": 1})) }
+            Incoming::Response {
+                id: 3,
+                result: Ok(json!({"x": 1}))
+            }
         );
         assert_eq!(
-            classify(&json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "bad"}})),
-            Incoming::Response { id: 4, result: Err((-32602, "bad".into())) }
+            classify(
+                &json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "bad"}})
+            ),
+            Incoming::Response {
+                id: 4,
+                result: Err((-32602, "bad".into()))
+            }
         );
         assert_eq!(
             classify(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})),
-            Incoming::Notification { method: "notifications/tools/list_changed".into() }
+            Incoming::Notification {
+                method: "notifications/tools/list_changed".into()
+            }
         );
-        assert!(matches!(classify(&json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})), Incoming::Request { .. }));
+        assert!(matches!(
+            classify(&json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})),
+            Incoming::Request { .. }
+        ));
         assert!(matches!(classify(&json!([1, 2])), Incoming::Invalid(_)));
-        assert!(matches!(classify(&json!({"id": -1, "result": 1})), Incoming::Invalid(_)));
+        assert!(matches!(
+            classify(&json!({"id": -1, "result": 1})),
+            Incoming::Invalid(_)
+        ));
     }
 
     proptest! {

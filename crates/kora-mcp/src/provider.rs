@@ -37,11 +37,10 @@ impl McpProvider {
     }
 
     fn missing(&self, name: &str) -> String {
-        let at = self
-            .config
-            .path
-            .as_ref()
-            .map_or_else(|| "kora.toml (none was found)".to_string(), |p| p.display().to_string());
+        let at = self.config.path.as_ref().map_or_else(
+            || "kora.toml (none was found)".to_string(),
+            |p| p.display().to_string(),
+        );
         let known: Vec<&str> = self.servers.iter().map(|s| s.cfg.name.as_str()).collect();
         format!(
             "no `[mcp.{name}]` in {at}{}; add one with `command = \"...\"` (a server Kora starts) or `url = \"...\"`",
@@ -73,7 +72,9 @@ impl Provider for McpProvider {
     }
 
     fn check(&self, name: &str) -> Result<(), String> {
-        self.server(name).map(|_| ()).ok_or_else(|| self.missing(name))
+        self.server(name)
+            .map(|_| ())
+            .ok_or_else(|| self.missing(name))
     }
 
     fn sink(&self, name: &str) -> String {

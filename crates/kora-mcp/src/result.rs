@@ -51,7 +51,9 @@ mod tests {
             Reply::Ok(Data::Str("hi".into()))
         );
         assert_eq!(
-            reply_of(&json!({"content": [{"type": "text", "text": "{}"}], "structuredContent": {"t": 3}})),
+            reply_of(
+                &json!({"content": [{"type": "text", "text": "{}"}], "structuredContent": {"t": 3}})
+            ),
             Reply::Ok(Data::Dict(vec![(Data::Str("t".into()), Data::Int(3))]))
         );
         assert_eq!(

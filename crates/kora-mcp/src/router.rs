@@ -115,8 +115,16 @@ mod tests {
         r.forget(first);
         drop(rx1);
         let (second, rx2) = r.wait_for().expect("open");
-        r.route(&json!({"jsonrpc": "2.0", "id": first, "result": "late"}), &|_| {}).expect("valid");
-        r.route(&json!({"jsonrpc": "2.0", "id": second, "result": "mine"}), &|_| {}).expect("valid");
+        r.route(
+            &json!({"jsonrpc": "2.0", "id": first, "result": "late"}),
+            &|_| {},
+        )
+        .expect("valid");
+        r.route(
+            &json!({"jsonrpc": "2.0", "id": second, "result": "mine"}),
+            &|_| {},
+        )
+        .expect("valid");
         match rx2.try_recv() {
             Ok(Heard::Reply(Ok(v))) => assert_eq!(v, json!("mine")),
             other => panic!("{other:?}"),

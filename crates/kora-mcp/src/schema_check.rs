@@ -142,11 +142,16 @@ fn at(s: &Json, v: &Json, path: &mut String, depth: usize) -> Result<(), String>
                 match (props.and_then(|p| p.get(k)), s.get("additionalProperties")) {
                     (Some(ps), _) => at(ps, x, path, depth + 1)?,
                     (None, Some(Json::Bool(false))) => {
-                        let known: Vec<&String> = props.map(|p| p.keys().collect()).unwrap_or_default();
+                        let known: Vec<&String> =
+                            props.map(|p| p.keys().collect()).unwrap_or_default();
                         path.truncate(mark);
                         return Err(format!(
                             "no argument `{k}` (it takes: {})",
-                            known.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+                            known
+                                .iter()
+                                .map(|k| k.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ));
                     }
                     (None, Some(extra)) => at(extra, x, path, depth + 1)?,
@@ -196,12 +201,24 @@ mod tests {
     #[test]
     fn mismatches_name_their_path() {
         assert_eq!(check(&read_file(), &json!({"path": "a"})), Ok(()));
-        assert_eq!(check(&read_file(), &json!({})), Err("$: missing the required argument `path`".into()));
-        assert_eq!(check(&read_file(), &json!({"path": 3})), Err("$.path: expected a string, found an integer".into()));
-        assert!(check(&read_file(), &json!({"path": "a", "tail": 1})).expect_err("extra").contains("no argument `tail`"));
-        assert!(check(&read_file(), &json!({"path": "a", "head": -1})).expect_err("min").contains("minimum"));
+        assert_eq!(
+            check(&read_file(), &json!({})),
+            Err("$: missing the required argument `path`".into())
+        );
+        assert_eq!(
+            check(&read_file(), &json!({"path": 3})),
+            Err("$.path: expected a string, found an integer".into())
+        );
+        assert!(check(&read_file(), &json!({"path": "a", "tail": 1}))
+            .expect_err("extra")
+            .contains("no argument `tail`"));
+        assert!(check(&read_file(), &json!({"path": "a", "head": -1}))
+            .expect_err("min")
+            .contains("minimum"));
         let s = json!({"type": "object", "properties": {"xs": {"type": "array", "items": {"enum": ["a", "b"]}}}});
-        assert!(check(&s, &json!({"xs": ["a", "c"]})).expect_err("enum").starts_with("$.xs[1]:"));
+        assert!(check(&s, &json!({"xs": ["a", "c"]}))
+            .expect_err("enum")
+            .starts_with("$.xs[1]:"));
     }
 
     proptest! {

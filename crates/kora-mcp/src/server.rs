@@ -108,14 +108,19 @@ impl Server {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
             };
-            let page = s.request("tools/list", params, deadline).map_err(|f| self.why(f, "tools/list"))?;
+            let page = s
+                .request("tools/list", params, deadline)
+                .map_err(|f| self.why(f, "tools/list"))?;
             let items = page
                 .get("tools")
                 .and_then(Json::as_array)
                 .ok_or("protocol error: a `tools/list` result without `tools`")?;
             for t in items {
                 tools.push(ToolInfo::from_json(t).ok_or_else(|| {
-                    format!("protocol error: a tool without a name: {}", crate::jsonrpc::clip(&t.to_string()))
+                    format!(
+                        "protocol error: a tool without a name: {}",
+                        crate::jsonrpc::clip(&t.to_string())
+                    )
                 })?);
             }
             match page.get("nextCursor").and_then(Json::as_str) {
@@ -126,7 +131,10 @@ impl Server {
                 }
             }
         }
-        Err(format!("the MCP server `{}` listed more than {MAX_PAGES} pages of tools", self.cfg.name))
+        Err(format!(
+            "the MCP server `{}` listed more than {MAX_PAGES} pages of tools",
+            self.cfg.name
+        ))
     }
 
     fn why(&self, f: Fail, what: &str) -> String {
@@ -137,7 +145,10 @@ impl Server {
                 d.as_secs_f64()
             ),
             Fail::Closed(why) => format!("{why} during `{what}`{}", self.log_hint()),
-            Fail::Rpc(code, m) => format!("the MCP server `{}` refused `{what}` ({code}): {m}", self.cfg.name),
+            Fail::Rpc(code, m) => format!(
+                "the MCP server `{}` refused `{what}` ({code}): {m}",
+                self.cfg.name
+            ),
         }
     }
 
@@ -163,7 +174,11 @@ impl Server {
             return Reply::Err(format!("bad arguments for `{}`: {why}", tool.name));
         }
         let what = format!("tools/call {}", tool.name);
-        match s.request("tools/call", json!({"name": tool.name, "arguments": arguments}), deadline) {
+        match s.request(
+            "tools/call",
+            json!({"name": tool.name, "arguments": arguments}),
+            deadline,
+        ) {
             Ok(result) => crate::result::reply_of(&result),
             // The server answered, and said no: that is an answer, not an outage.
             Err(Fail::Rpc(code, m)) => Reply::Err(format!("MCP error {code}: {m}")),

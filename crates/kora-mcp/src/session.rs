@@ -76,11 +76,15 @@ impl Session {
             "capabilities": {},
             "clientInfo": {"name": "kora", "version": env!("CARGO_PKG_VERSION")},
         });
-        let result = s.request("initialize", params, deadline).map_err(|f| match f {
-            Fail::Timeout(d) => format!("no answer to `initialize` within {:.1} s", d.as_secs_f64()),
-            Fail::Closed(why) => why,
-            Fail::Rpc(code, m) => format!("`initialize` was refused ({code}): {m}"),
-        })?;
+        let result = s
+            .request("initialize", params, deadline)
+            .map_err(|f| match f {
+                Fail::Timeout(d) => {
+                    format!("no answer to `initialize` within {:.1} s", d.as_secs_f64())
+                }
+                Fail::Closed(why) => why,
+                Fail::Rpc(code, m) => format!("`initialize` was refused ({code}): {m}"),
+            })?;
         let version = result
             .get("protocolVersion")
             .and_then(Json::as_str)
@@ -156,7 +160,9 @@ impl Session {
 
     /// Late replies dropped so far.
     pub fn dropped(&self) -> u64 {
-        self.router.dropped.load(std::sync::atomic::Ordering::SeqCst)
+        self.router
+            .dropped
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn stop(&self) {

@@ -45,7 +45,8 @@ impl SseReader {
             return;
         }
         if let Some(rest) = line.strip_prefix("data:") {
-            self.data.push(rest.strip_prefix(' ').unwrap_or(rest).to_string());
+            self.data
+                .push(rest.strip_prefix(' ').unwrap_or(rest).to_string());
         }
     }
 }

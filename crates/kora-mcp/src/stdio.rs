@@ -29,7 +29,6 @@ pub struct StdioServer {
     out: Sender<Json>,
 }
 
-
 impl StdioServer {
     /// Starts `command args` in `dir` with `env` added (each `${NAME}` read from the
     /// environment), its stderr appended to `log`; replies go to `router`.
@@ -53,7 +52,11 @@ impl StdioServer {
         if let Some(parent) = log.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        match std::fs::OpenOptions::new().create(true).append(true).open(log) {
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
             Ok(f) => {
                 cmd.stderr(Stdio::from(f));
             }
@@ -82,7 +85,10 @@ impl StdioServer {
                 for msg in rx {
                     let mut line = msg.to_string();
                     line.push('\n');
-                    if w.write_all(line.as_bytes()).and_then(|_| w.flush()).is_err() {
+                    if w.write_all(line.as_bytes())
+                        .and_then(|_| w.flush())
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -143,10 +149,15 @@ fn read_loop(
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = match (&mut r).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
+        let n = match (&mut r)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+        {
             Ok(n) => n,
             Err(e) => {
-                router.close(&format!("reading from the MCP server `{server}` failed: {e}"));
+                router.close(&format!(
+                    "reading from the MCP server `{server}` failed: {e}"
+                ));
                 return;
             }
         };
@@ -155,7 +166,10 @@ fn read_loop(
             return;
         }
         if buf.len() > MAX_LINE {
-            router.close(&format!("protocol error: the MCP server `{server}` sent a line longer than {} MiB", MAX_LINE >> 20));
+            router.close(&format!(
+                "protocol error: the MCP server `{server}` sent a line longer than {} MiB",
+                MAX_LINE >> 20
+            ));
             kill_group(pid);
             return;
         }

@@ -18,7 +18,9 @@ use kora_check::hir::{ExtId, ExternalCall, Stmt};
 use kora_syntax::Span;
 
 use crate::agents::cassette::{Cassette, Entry, KeyMaterial, Mode, Usage};
-use crate::durable::effect::{Class, Effect, Kind, Observation, Observer, Recordable, Stop, Verdict};
+use crate::durable::effect::{
+    Class, Effect, Kind, Observation, Observer, Recordable, Stop, Verdict,
+};
 use crate::error::{codes, RtError, RtResult};
 use crate::eval::interp::{Flow, Interp};
 use crate::external::provider::Call;
@@ -98,7 +100,9 @@ impl ExtCassette {
         let key = material.key();
         let found = match mode {
             Mode::Record => None,
-            _ => cassette.and_then(|c| c.get(&key)).map(|e| e.outcome.clone()),
+            _ => cassette
+                .and_then(|c| c.get(&key))
+                .map(|e| e.outcome.clone()),
         };
         let miss = (mode == Mode::Replay && found.is_none()).then(|| {
             cassette
@@ -190,7 +194,11 @@ impl Interp<'_> {
         self.mocks
             .iter()
             .rev()
-            .find(|m| m.member.as_ref().is_some_and(|(e, n)| *e == ext && n == member))
+            .find(|m| {
+                m.member
+                    .as_ref()
+                    .is_some_and(|(e, n)| *e == ext && n == member)
+            })
             .map(|m| m.value.clone())
     }
 

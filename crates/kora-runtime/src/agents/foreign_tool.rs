@@ -159,7 +159,10 @@ impl Interp<'_> {
             Ok(Err(why)) => {
                 return Err(RtError::new(
                     codes::EFFECT_REFUSED,
-                    format!("cannot list the tools of the MCP server `{}` (used at {}): {why}", e.name, e.place),
+                    format!(
+                        "cannot list the tools of the MCP server `{}` (used at {}): {why}",
+                        e.name, e.place
+                    ),
                 ))
             }
             Err(Stop::Refused(why) | Stop::BadRecord(why)) => {
@@ -168,7 +171,11 @@ impl Interp<'_> {
             Err(Stop::Exhausted(m)) => {
                 return Err(RtError::new(
                     codes::EFFECT_REFUSED,
-                    format!("listing the tools of `{}` was refused: the budget's {} ran out", e.name, m.name()),
+                    format!(
+                        "listing the tools of `{}` was refused: the budget's {} ran out",
+                        e.name,
+                        m.name()
+                    ),
                 ))
             }
         };
@@ -204,14 +211,13 @@ impl Interp<'_> {
         if let Some(mocked) = self.external_mock(tool.ext, &tool.info.name) {
             return Ok(match &mocked {
                 Value::Outcome(o) => match o.tag {
-                    crate::value::OutcomeTag::Ok => Ok(crate::value::json::to_json(
-                        &self.prog,
-                        &o.payload,
-                    )
-                    .map_err(|m| RtError::new(codes::TYPE, m))?),
-                    crate::value::OutcomeTag::Err => {
-                        Ok(json!({"error": crate::value::format::to_string(&self.prog, &o.payload)}))
+                    crate::value::OutcomeTag::Ok => {
+                        Ok(crate::value::json::to_json(&self.prog, &o.payload)
+                            .map_err(|m| RtError::new(codes::TYPE, m))?)
                     }
+                    crate::value::OutcomeTag::Err => Ok(
+                        json!({"error": crate::value::format::to_string(&self.prog, &o.payload)}),
+                    ),
                     t => {
                         let mut m = serde_json::Map::new();
                         m.insert(
@@ -243,7 +249,9 @@ impl Interp<'_> {
         };
         let (answer, _) = self.perform_external(&call, provider.as_ref(), Vec::new(), kwargs)?;
         Ok(match answer {
-            ExtAnswer::Ok(d) => Ok(d.to_plain_json().unwrap_or_else(|_| Json::String(format!("{d:?}")))),
+            ExtAnswer::Ok(d) => Ok(d
+                .to_plain_json()
+                .unwrap_or_else(|_| Json::String(format!("{d:?}")))),
             ExtAnswer::Err(e) => Ok(json!({ "error": e })),
             ExtAnswer::Failed(f) => Err(json!({
                 "failed": format!("the MCP tool `{}.{}` did not answer: {f}", tool.module, tool.info.name)

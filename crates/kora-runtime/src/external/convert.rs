@@ -130,7 +130,10 @@ mod tests {
         let Err(e) = to_value(&Data::BigInt("123456789012345678901234567890".into())) else {
             panic!("a big int was accepted")
         };
-        assert!(e.contains("64-bit") && e.contains("9223372036854775807"), "{e}");
+        assert!(
+            e.contains("64-bit") && e.contains("9223372036854775807"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -48,7 +48,10 @@ impl Data {
             Data::Str(s) => Json::String(s.clone()),
             Data::Bytes(b) => one("$bytes", Json::String(b64().encode(b))),
             Data::List(xs) => Json::Array(xs.iter().map(Data::to_json).collect()),
-            Data::Tuple(xs) => one("$tuple", Json::Array(xs.iter().map(Data::to_json).collect())),
+            Data::Tuple(xs) => one(
+                "$tuple",
+                Json::Array(xs.iter().map(Data::to_json).collect()),
+            ),
             Data::Set(xs) => one("$set", Json::Array(xs.iter().map(Data::to_json).collect())),
             Data::Dict(kvs) => {
                 let plain = kvs.iter().all(|(k, _)| matches!(k, Data::Str(_)))
@@ -92,7 +95,9 @@ impl Data {
                 },
             },
             Json::String(s) => Data::Str(s.clone()),
-            Json::Array(xs) => Data::List(xs.iter().map(Data::from_json).collect::<Result<_, _>>()?),
+            Json::Array(xs) => {
+                Data::List(xs.iter().map(Data::from_json).collect::<Result<_, _>>()?)
+            }
             Json::Object(m) => {
                 if m.len() == 1 {
                     let (k, v) = m.iter().next().expect("one entry");
@@ -265,7 +270,9 @@ mod tests {
             }
             (Data::Dict(x), Data::Dict(y)) => {
                 x.len() == y.len()
-                    && x.iter().zip(y).all(|(a, b)| same(&a.0, &b.0) && same(&a.1, &b.1))
+                    && x.iter()
+                        .zip(y)
+                        .all(|(a, b)| same(&a.0, &b.0) && same(&a.1, &b.1))
             }
             _ => a == b,
         }

@@ -55,12 +55,15 @@ impl LazyGlobals {
     }
 }
 
+/// A `with mock` crossing into a branch: its answer, where it is, and the external member it mocks.
+type PortableMock = (Portable, String, Option<(kora_check::hir::ExtId, String)>);
+
 /// What every worker starts from: plain data, shared by reference across threads.
 pub(crate) struct Seed {
     prog: Arc<Program>,
     globals: Arc<ModuleCopies>,
     mod_state: Vec<ModState>,
-    mocks: Vec<(Portable, String, Option<(kora_check::hir::ExtId, String)>)>,
+    mocks: Vec<PortableMock>,
     models: Option<crate::agents::analyze::SharedModels>,
     /// The enclosing `with model(...)` / agent choices: a branch's calls use the same model.
     model_scope: Vec<String>,

@@ -13,14 +13,30 @@ use kora_runtime::external::Registry;
 pub fn registry(
     config: &Config,
     project: &Path,
+    program_dir: &Path,
     used: &[External],
 ) -> Result<Arc<Registry>, String> {
     let mut r = Registry::default();
-    let mcp = kora_mcp::McpProvider::from_config(config, project).map_err(|e| e.to_string())?;
-    for w in mcp.warnings() {
-        eprintln!("warning: {w}");
+    if used.iter().any(|e| e.kind == "mcp") {
+        let mcp = kora_mcp::McpProvider::from_config(config, project).map_err(|e| e.to_string())?;
+        for w in mcp.warnings() {
+            eprintln!("warning: {w}");
+        }
+        r.register(Arc::new(mcp));
     }
-    r.register(Arc::new(mcp));
+    // No `use python`, no Python: the provider (and so any check of `[python]`) is made only
+    // for a program that asks for it, and it starts no process until a call needs one.
+    if used.iter().any(|e| e.kind == "python") {
+        let dir = std::fs::canonicalize(program_dir).unwrap_or_else(|_| program_dir.to_path_buf());
+        let width = kora_runtime::branch_width();
+        let cfg = kora_python::PythonConfig::from_config(config, project, &dir, width)
+            .map_err(|e| e.to_string())?;
+        let py = kora_python::PythonProvider::new(cfg);
+        for w in py.warnings() {
+            eprintln!("warning: {w}");
+        }
+        r.register(Arc::new(py));
+    }
     for e in used {
         let Some(p) = r.get(&e.kind) else {
             return Err(format!(

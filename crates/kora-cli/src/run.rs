@@ -203,8 +203,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     let externals = if program.externals.is_empty() {
         None
     } else {
-        match crate::externals::registry(&config, &durable_cmd::project_of(dir), &program.externals)
-        {
+        match crate::externals::registry(
+            &config,
+            &durable_cmd::project_of(dir),
+            dir,
+            &program.externals,
+        ) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("error: {e}");

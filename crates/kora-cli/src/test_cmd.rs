@@ -164,7 +164,7 @@ fn run_file(
         None
     } else {
         let project = crate::durable_cmd::project_of(&dir_of(file));
-        match crate::externals::registry(&config, &project, &program.externals) {
+        match crate::externals::registry(&config, &project, &dir_of(file), &program.externals) {
             Ok(r) => Some(r),
             Err(e) => {
                 let _ = writeln!(out, "FAIL {display}: {e}");

@@ -17,7 +17,7 @@ pub mod value;
 
 pub use error::{RtError, RtResult};
 pub use eval::Interp;
-pub use parallel::pool::check_width_setting;
+pub use parallel::pool::{branch_width, check_width_setting};
 pub use value::Value;
 
 use kora_check::hir::Program;

@@ -94,7 +94,7 @@ fn back(d: &Data, depth: usize) -> Result<Value, String> {
         // the limit; when they are, build the big int from these decimal digits instead.
         Data::BigInt(s) => {
             return Err(format!(
-                "the integer {s} does not fit Kora's 64-bit int (from {} to {})",
+                "an integer past 64 bits ({s}), which Kora's int cannot hold yet (it goes from {} to {})",
                 i64::MIN,
                 i64::MAX
             ))

@@ -64,7 +64,7 @@ fn a_server_that_never_answers_is_failed_within_the_timeout_after_one_request() 
     let (d, state) = project(
         "silent",
         "silent",
-        "1",
+        "2",
         "use mcp adv as adv\nr = adv.ping(x=\"a\")\nprint(r)\nprint(\"went on\")\n",
     );
     let t = Instant::now();
@@ -97,7 +97,7 @@ fn a_late_reply_is_ignored_and_the_next_call_gets_its_own_answer() {
     let (d, state) = project(
         "late",
         "late",
-        "1",
+        "2",
         "use mcp adv as adv\nuse time\nprint(adv.ping(x=\"first\"))\ntime.sleep(2.5)\nprint(adv.ping(x=\"second\"))\nprint(adv.ping(x=\"third\"))\n",
     );
     let r = run_in(&d, &["run", "main.ko"]);

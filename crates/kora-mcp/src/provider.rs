@@ -115,6 +115,6 @@ impl Provider for McpProvider {
                 ))
             }
         };
-        s.call(call.member, arguments, s.deadline(call.deadline))
+        s.call(call.member, arguments, call.deadline)
     }
 }

@@ -152,13 +152,15 @@ impl Server {
         }
     }
 
-    /// Calls a tool once, with `arguments` checked against its input schema first.
-    pub fn call(&self, member: &str, arguments: Json, deadline: Instant) -> Reply {
-        let s = match self.session(deadline) {
+    /// Calls a tool once, with `arguments` checked against its input schema first. Starting
+    /// the server, listing its tools and the call are each a request with a deadline of its
+    /// own (`run`, a budget's, bounds them all).
+    pub fn call(&self, member: &str, arguments: Json, run: Option<Instant>) -> Reply {
+        let s = match self.session(self.deadline(run)) {
             Ok(s) => s,
             Err(why) => return Reply::Failed(why),
         };
-        let tools = match self.tools_of(&s, deadline) {
+        let tools = match self.tools_of(&s, self.deadline(run)) {
             Ok(t) => t,
             Err(why) => return Reply::Failed(why),
         };
@@ -174,6 +176,7 @@ impl Server {
             return Reply::Err(format!("bad arguments for `{}`: {why}", tool.name));
         }
         let what = format!("tools/call {}", tool.name);
+        let deadline = self.deadline(run);
         match s.request(
             "tools/call",
             json!({"name": tool.name, "arguments": arguments}),

@@ -287,3 +287,88 @@ fn a_mocked_tool_answers_in_a_test_without_starting_the_server() {
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("PASS"), "{}", r.stdout);
 }
+
+#[test]
+fn a_tool_call_sent_but_never_recorded_stops_the_resume_naming_it() {
+    if python().is_none() {
+        return;
+    }
+    let (d, state) = project(
+        "durable",
+        "ok",
+        "5",
+        "use mcp adv as adv\nprint(adv.ping(x=\"once\"))\n",
+    );
+    // Kill the run at each journal append in turn until one lands between the call's mark and its outcome.
+    for n in 1..8 {
+        let _ = std::fs::remove_dir_all(d.join(".kora/runs"));
+        let id = format!("m{n}");
+        let out = support::kora(
+            &d,
+            &["run", "--durable", "--run-id", &id, "main.ko"],
+            Some(&n.to_string()),
+        );
+        let journal = std::fs::read_to_string(d.join(format!(".kora/runs/{id}/journal.jsonl")))
+            .unwrap_or_default();
+        let sent = journal.contains("\"t\":\"sent\"") && journal.contains("\"kind\":\"mcp\"");
+        let done = journal
+            .lines()
+            .any(|l| l.contains("\"t\":\"done\"") && l.contains("\"kind\":\"mcp\""));
+        if !(sent && !done) || out.status.success() {
+            continue;
+        }
+        let before = calls(&state);
+        let resumed = support::kora(&d, &["run", "--resume", &id], None);
+        assert!(
+            support::stopped_on_unknown_write(
+                &resumed,
+                "mcp adv.ping",
+                "an MCP call cut off after its mark"
+            ),
+            "{}",
+            support::text(&resumed.stderr)
+        );
+        assert_eq!(
+            calls(&state),
+            before,
+            "the resume did not call the tool again"
+        );
+        return;
+    }
+    panic!("no kill point fell between the MCP call's mark and its outcome");
+}
+
+#[test]
+fn a_budget_counts_direct_tool_calls_and_bounds_their_time() {
+    if python().is_none() {
+        return;
+    }
+    let (d, state) = project(
+        "budget",
+        "ok",
+        "5",
+        "use mcp adv as adv\nbudget(max_calls=1):\n    print(adv.ping(x=\"1\"))\n    print(adv.ping(x=\"2\"))\n",
+    );
+    let r = run_in(&d, &["run", "main.ko"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "Ok('pong 1 #1')\nExhausted('calls')\n");
+    assert_eq!(calls(&state), 1, "the refused call was never sent");
+    let (d, _) = project(
+        "budget_time",
+        "silent",
+        "30",
+        "use mcp adv as adv\nbudget(max_seconds=1):\n    print(adv.ping(x=\"1\"))\n    print(adv.ping(x=\"2\"))\n",
+    );
+    let t = Instant::now();
+    let r = run_in(&d, &["run", "main.ko"]);
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "the budget's time did not bound the call: {:?}",
+        t.elapsed()
+    );
+    assert_eq!(
+        r.stdout, "Exhausted('time')\nExhausted('time')\n",
+        "{}",
+        r.stderr
+    );
+}

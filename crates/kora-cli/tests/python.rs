@@ -313,3 +313,32 @@ fn a_python_call_is_mocked_in_a_test_and_a_classified_argument_needs_a_release()
         r.stderr
     );
 }
+
+#[test]
+fn a_durable_run_replays_python_results_instead_of_calling_again() {
+    if !python() {
+        return;
+    }
+    let d = project(
+        "durable",
+        "",
+        "use python helpers as h\nprint(h.record(\"log.txt\", \"before\"))\nanswer = ask_human(\"go on?\")\nprint(h.record(\"log.txt\", \"after \" + answer))\n",
+    );
+    let started = run_in(&d, &["run", "--durable", "--run-id", "py1", "main.ko"]);
+    assert_eq!(
+        started.code, 3,
+        "suspended on the question: {}",
+        started.stderr
+    );
+    let answered = run_in(&d, &["answer", "py1", "yes"]);
+    assert_eq!(answered.code, 0, "{}", answered.stderr);
+    let resumed = run_in(&d, &["run", "--resume", "py1"]);
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    let log = std::fs::read_to_string(d.join("log.txt")).expect("log");
+    assert_eq!(
+        log, "before\nafter yes\n",
+        "the first call was replayed, not made again"
+    );
+    let journal = std::fs::read_to_string(d.join(".kora/runs/py1/journal.jsonl")).expect("journal");
+    assert!(journal.contains("\"kind\":\"python\""), "{journal}");
+}

@@ -53,3 +53,9 @@ def spin(n):
 
 def noop():
     return None
+
+
+def record(path, text):
+    with open(path, "a") as f:
+        f.write(text + "\n")
+    return text

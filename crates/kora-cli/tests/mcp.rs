@@ -314,7 +314,7 @@ fn a_tool_call_sent_but_never_recorded_stops_the_resume_naming_it() {
         let done = journal
             .lines()
             .any(|l| l.contains("\"t\":\"done\"") && l.contains("\"kind\":\"mcp\""));
-        if !(sent && !done) || out.status.success() {
+        if !sent || done || out.status.success() {
             continue;
         }
         let before = calls(&state);

@@ -26,7 +26,8 @@ const MAX_LINE: usize = 64 << 20;
 pub struct StdioServer {
     child: Mutex<Child>,
     pid: u32,
-    out: Sender<Json>,
+    /// Messages for the writer thread; `None` closes the server's input.
+    out: Sender<Option<Json>>,
 }
 
 impl StdioServer {
@@ -77,12 +78,13 @@ impl StdioServer {
         let pid = child.id();
         let stdin = child.stdin.take().ok_or("no stdin pipe")?;
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;
-        let (tx, rx) = channel::<Json>();
+        let (tx, rx) = channel::<Option<Json>>();
         std::thread::Builder::new()
             .name(format!("mcp-{name}-write"))
             .spawn(move || {
                 let mut w = std::io::BufWriter::new(stdin);
-                for msg in rx {
+                // `None` (or every sender gone) closes the server's input: its cue to exit.
+                for msg in rx.into_iter().map_while(|m| m) {
                     let mut line = msg.to_string();
                     line.push('\n');
                     if w.write_all(line.as_bytes())
@@ -109,12 +111,23 @@ impl StdioServer {
 
     pub fn send(&self, msg: Json) -> Result<(), String> {
         self.out
-            .send(msg)
+            .send(Some(msg))
             .map_err(|_| "the server's input is closed".to_string())
     }
 
-    /// Stops the server and everything it started.
+    /// Stops the server as the protocol asks: its input is closed (after anything still queued
+    /// for it), it has a moment to exit, and then it and everything it started are killed.
     pub fn stop(&self) {
+        let _ = self.out.send(None);
+        {
+            let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
+            for _ in 0..50 {
+                if matches!(c.try_wait(), Ok(Some(_))) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
         kill_group(self.pid);
         let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
         let _ = c.kill();
@@ -141,7 +154,7 @@ fn kill_group(pid: u32) {
 fn read_loop(
     stdout: std::process::ChildStdout,
     router: &Router,
-    answer: &Sender<Json>,
+    answer: &Sender<Option<Json>>,
     pid: u32,
     server: &str,
 ) {
@@ -180,7 +193,7 @@ fn read_loop(
         }
         let routed = match serde_json::from_str::<Json>(line) {
             Ok(msg) => router.route(&msg, &|reply| {
-                let _ = answer.send(reply);
+                let _ = answer.send(Some(reply));
             }),
             Err(_) => Err(format!(
                 "protocol error: the MCP server `{server}` wrote something that is not JSON-RPC on its standard output: {:?}",

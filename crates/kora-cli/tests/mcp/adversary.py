@@ -4,7 +4,8 @@ python3 adversary.py MODE STATE_DIR
 
 It shakes hands and lists one tool, `ping(x: str)`, like a real server (sending
 `notifications/tools/list_changed` before its `initialize` answer, as real ones do).
-Each `tools/call` it receives is counted in STATE_DIR/calls; then, by MODE:
+Each `tools/call` it receives is counted in STATE_DIR/calls, and the request id of each
+`notifications/cancelled` is appended to STATE_DIR/cancelled; then, by MODE:
   silent   never answers a tool call
   late     answers the first tool call 3 s late, later ones at once
   garbage  writes a line that is not JSON instead of answering
@@ -49,6 +50,9 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{
             "name": "ping", "description": "Answers pong.",
             "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}]}})
+    elif method == "notifications/cancelled":
+        with open(os.path.join(state, "cancelled"), "a") as f:
+            f.write(str(msg["params"]["requestId"]) + "\n")
     elif method == "tools/call":
         n = count_call()
         calls_this_life += 1

@@ -88,7 +88,11 @@ fn a_server_that_never_answers_is_failed_within_the_timeout_after_one_request() 
     );
     assert_eq!(calls(&state), 1, "a tool call is never retried");
     let cancelled = std::fs::read_to_string(state.join("cancelled")).unwrap_or_default();
-    assert_eq!(cancelled.lines().count(), 1, "the timed-out request was cancelled: {cancelled:?}");
+    assert_eq!(
+        cancelled.lines().count(),
+        1,
+        "the timed-out request was cancelled: {cancelled:?}"
+    );
 }
 
 #[test]

@@ -131,7 +131,7 @@ mod tests {
             panic!("a big int was accepted")
         };
         assert!(
-            e.contains("64-bit") && e.contains("9223372036854775807"),
+            e.contains("64 bits") && e.contains("9223372036854775807"),
             "{e}"
         );
     }

@@ -270,9 +270,65 @@ fn a_cached_tool_list_lets_the_checker_refuse_bad_calls() {
     assert!(
         r.stdout.contains("ping")
             && r.stdout.contains("Answers pong.")
+            && r.stdout.contains("shout")
             && r.stdout.contains("\"required\""),
         "{}",
         r.stdout
+    );
+}
+
+#[test]
+fn a_paged_tool_list_is_read_whole_and_each_call_is_a_traced_unverified_sink() {
+    if python().is_none() {
+        return;
+    }
+    let (d, _) = project(
+        "paged",
+        "ok",
+        "5",
+        "use mcp adv as adv\nprint(len(adv.tools))\nprint(adv.shout(x=\"hi\"))\n",
+    );
+    let r = run_in(&d, &["run", "main.ko"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "2\nOk('HI')\n", "{}", r.stderr);
+    let trace = std::fs::read_dir(d.join(".kora/traces"))
+        .expect("traces written")
+        .filter_map(Result::ok)
+        .next()
+        .expect("one trace")
+        .path();
+    let trace = std::fs::read_to_string(trace).expect("trace");
+    assert!(
+        trace.contains("\"execute_tool adv.shout\"") && trace.contains("gen_ai.tool.name"),
+        "{trace}"
+    );
+    // A tool's answer is unverified: it cannot name a file to write until narrowed.
+    std::fs::write(
+        d.join("main.ko"),
+        "use mcp adv as adv\nuse fs\nmatch adv.shout(x=\"out.txt\"):\n    case Ok(name):\n        fs.write(name, \"x\")\n    case _:\n        pass\n",
+    )
+    .expect("program");
+    let r = run_in(&d, &["run", "main.ko"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("E1343"), "{}", r.stderr);
+    assert!(!d.join("OUT.TXT").exists());
+    // The server is a sink of its own name: a secret reaches it only through a release,
+    // and `kora audit` lists that release.
+    std::fs::write(
+        d.join("main.ko"),
+        "use mcp adv as adv\nsecret = classified(\"s3cret\")\ndeclassify secret for adv:\n    print(adv.shout(x=secret))\nprint(adv.shout(x=secret))\n",
+    )
+    .expect("program");
+    let r = run_in(&d, &["run", "main.ko"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.stdout, "Ok('S3CRET')\n", "{}", r.stderr);
+    assert!(r.stderr.contains("declassify NAME for adv"), "{}", r.stderr);
+    let r = run_in(&d, &["audit", "main.ko"]);
+    assert!(
+        r.stdout.contains("main.ko:3:1: declassify secret for adv"),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
     );
 }
 

@@ -2,8 +2,9 @@
 
 python3 adversary.py MODE STATE_DIR
 
-It shakes hands and lists one tool, `ping(x: str)`, like a real server (sending
-`notifications/tools/list_changed` before its `initialize` answer, as real ones do).
+It shakes hands and lists two tools, `ping(x: str)` and `shout(x: str)`, like a real server
+(sending `notifications/tools/list_changed` before its `initialize` answer, as real ones do,
+and the list in two pages joined by a `nextCursor`).
 Each `tools/call` it receives is counted in STATE_DIR/calls, and the request id of each
 `notifications/cancelled` is appended to STATE_DIR/cancelled; then, by MODE:
   silent   never answers a tool call
@@ -47,16 +48,21 @@ for line in sys.stdin:
             "capabilities": {"tools": {"listChanged": True}},
             "serverInfo": {"name": "adversary", "version": "1"}}})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{
-            "name": "ping", "description": "Answers pong.",
-            "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}]}})
+        schema = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+        if (msg.get("params") or {}).get("cursor") == "page-2":
+            page = {"tools": [{"name": "shout", "description": "Answers x in capitals.", "inputSchema": schema}]}
+        else:
+            page = {"tools": [{"name": "ping", "description": "Answers pong.", "inputSchema": schema}],
+                    "nextCursor": "page-2"}
+        send({"jsonrpc": "2.0", "id": rid, "result": page})
     elif method == "notifications/cancelled":
         with open(os.path.join(state, "cancelled"), "a") as f:
             f.write(str(msg["params"]["requestId"]) + "\n")
     elif method == "tools/call":
         n = count_call()
         calls_this_life += 1
-        text = "pong %s #%d" % (msg["params"]["arguments"].get("x"), n)
+        x = msg["params"]["arguments"].get("x")
+        text = x.upper() if msg["params"]["name"] == "shout" else "pong %s #%d" % (x, n)
         reply = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}
         if mode == "silent":
             continue

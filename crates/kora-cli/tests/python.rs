@@ -61,6 +61,23 @@ fn statistics_mean_reads_into_a_typed_binding() {
         "{}",
         lines[2]
     );
+    // Each call is a span of its own in the run's trace.
+    let trace = std::fs::read_dir(d.join(".kora/traces"))
+        .expect("traces written")
+        .filter_map(Result::ok)
+        .next()
+        .expect("one trace")
+        .path();
+    let trace = std::fs::read_to_string(trace).expect("trace");
+    assert_eq!(
+        trace.matches("\"execute_tool statistics.mean\"").count(),
+        3,
+        "{trace}"
+    );
+    assert!(
+        trace.contains("\"kora.tool.source\",\"value\":{\"stringValue\":\"python\"}"),
+        "{trace}"
+    );
 }
 
 #[test]

@@ -224,6 +224,16 @@ fn a_hanging_call_is_failed_within_the_timeout_and_its_worker_replaced() {
     assert_eq!(lines[1], "Ok(0.5)");
 }
 
+/// The load average over the last minute, when the system reports it.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 #[test]
 fn a_parallel_for_of_python_calls_runs_on_separate_workers() {
     if !python() {
@@ -241,15 +251,26 @@ fn a_parallel_for_of_python_calls_runs_on_separate_workers() {
 use time
 
 h.noop()
-t0 = time.now().timestamp()
+t0 = time.now()
 for i in range(8):
     r = h.spin({n})
-seq = time.now().timestamp() - t0
-t1 = time.now().timestamp()
+seq = time.now().since(t0)
+t1 = time.now()
 outs = parallel for i in range(8):
-    h.spin({n})
-par = time.now().timestamp() - t1
-print(len(outs), par < seq)
+    return h.timed_spin({n})
+par = time.now().since(t1)
+pids: set[int] = set()
+latest_start = 0.0
+earliest_end = 1.0e18
+for o in outs:
+    match o:
+        case Ok(run):
+            pids.add(int(run[0]))
+            latest_start = max(latest_start, float(run[1]))
+            earliest_end = min(earliest_end, float(run[2]))
+        case _:
+            print("call failed", o)
+print(len(outs), len(pids), latest_start < earliest_end, par < seq)
 print(f"sequential {{seq:.2f}} s, parallel {{par:.2f}} s")
 "#
         ),
@@ -257,7 +278,19 @@ print(f"sequential {{seq:.2f}} s, parallel {{par:.2f}} s")
     let r = run(&d);
     assert_eq!(r.code, 0, "{}", r.stderr);
     eprintln!("{}", r.stdout);
-    assert!(r.stdout.starts_with("8 True"), "{}", r.stdout);
+    let first: Vec<&str> = r.stdout.lines().next().unwrap_or("").split(' ').collect();
+    // Eight calls on eight workers, all of them running at one moment: Python work in parallel
+    // across processes, whatever else the machine is doing.
+    assert_eq!(first[..3], ["8", "8", "True"], "{}", r.stdout);
+    // Faster in wall-clock time only where there are cores to spare: on a machine already
+    // busier than its cores the scheduler, not the pool, decides the time.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    match load_average() {
+        Some(load) if cores >= 2 && load < cores as f64 - 1.0 => {
+            assert_eq!(first[3], "True", "{}", r.stdout)
+        }
+        load => eprintln!("the speedup is not asserted: load average {load:?} on {cores} cores"),
+    }
 }
 
 #[test]

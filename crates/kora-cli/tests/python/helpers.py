@@ -55,6 +55,13 @@ def noop():
     return None
 
 
+def timed_spin(n):
+    """spin(n), with this worker's pid and when it ran (CLOCK_MONOTONIC: one clock for all processes)."""
+    start = time.monotonic()
+    spin(n)
+    return [os.getpid(), start, time.monotonic()]
+
+
 def record(path, text):
     with open(path, "a") as f:
         f.write(text + "\n")

@@ -78,6 +78,8 @@ pub struct ProgramFacts {
     pub types: Vec<hir::RecordType>,
     /// Interned names: a field's `Sym(i)` is `names[i]`.
     pub names: Vec<String>,
+    /// Per external module (`Checked::externals`), its cached MCP tools, when a listing exists.
+    pub external_tools: Vec<Option<Vec<lower_external::ExtTool>>>,
 }
 
 pub struct FileFacts {
@@ -240,6 +242,7 @@ pub fn check_program_with(
         .any(|f| f.diagnostics.iter().any(Diagnostic::is_error));
     let mut kept_types = None;
     let externals = std::mem::take(&mut ctx.externals.list);
+    let external_tools = std::mem::take(&mut ctx.externals.tools);
     let program = if has_errors {
         kept_types = Some(ctx.types);
         None
@@ -284,6 +287,7 @@ pub fn check_program_with(
             files: fs,
             types,
             names,
+            external_tools,
         }
     });
     Ok(Checked {

@@ -151,6 +151,9 @@ impl Lowerer<'_> {
                     );
                 }
                 if let Some(x) = self.ext_alias(n) {
+                    if let Some(f) = self.facts.as_mut() {
+                        f.externals.push((obj.span, x));
+                    }
                     return self.external_call(x, name, args, span, expect);
                 }
             }

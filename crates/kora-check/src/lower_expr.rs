@@ -365,6 +365,9 @@ impl Lowerer<'_> {
                 return self.std_module_attr(m, name, span);
             }
             if let Some(x) = self.ext_alias(n) {
+                if let Some(f) = self.facts.as_mut() {
+                    f.externals.push((obj.span, x));
+                }
                 return self.external_attr(x, name, span);
             }
         }

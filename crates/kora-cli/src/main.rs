@@ -1,7 +1,7 @@
 //! The `kora` binary: parses the command line and hands each command to its module; exit codes live here.
 //!
 //! Exit codes: 0 success, 1 the program (or a test) failed at run time (for `kora audit`: a
-//! file could not be read or parsed),
+//! file could not be read or parsed; for `kora fmt --check`: a file would change),
 //! 2 usage or compile error, 3 a durable run suspended on `ask_human`.
 
 mod allocator;
@@ -9,6 +9,7 @@ mod audit_cmd;
 mod check;
 mod diagnostics;
 mod durable_cmd;
+mod fmt_cmd;
 mod notes;
 mod observe;
 mod run;
@@ -100,6 +101,17 @@ enum Command {
     Trace {
         /// A run id (or its start) from .kora/traces/, or a trace file's path
         run: Option<String>,
+    },
+    /// Format .ko files in place, in one canonical layout (`kora.toml [fmt]` sets it)
+    Fmt {
+        /// Files or folders to format (default: the current folder); `-` reads stdin and writes stdout
+        paths: Vec<PathBuf>,
+        /// Change nothing; list the files that would change and exit 1 if there are any
+        #[arg(long)]
+        check: bool,
+        /// Change nothing; print a unified diff of what would change and exit 1 if anything would
+        #[arg(long)]
+        diff: bool,
     },
     /// Report every syntax and type error without running anything
     Check {
@@ -221,6 +233,9 @@ fn main() -> ExitCode {
         }),
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),
         Command::Check { files } => check::check(&files),
+        Command::Fmt { paths, check, diff } => {
+            fmt_cmd::fmt(fmt_cmd::FmtOpts { paths, check, diff })
+        }
         Command::Audit { path, json } => audit_cmd::audit(path, json),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
         Command::Runs { dir } => durable_cmd::runs(dir),

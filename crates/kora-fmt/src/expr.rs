@@ -119,6 +119,7 @@ impl Fmt<'_> {
                 }
             }
             ExprKind::Attr(v, _) if self.shape(v) == Shape::Atom => Shape::Atom,
+            _ if self.is_fluent(e) => Shape::Other,
             ExprKind::Call { .. }
             | ExprKind::Index(..)
             | ExprKind::Slice { .. }
@@ -205,12 +206,21 @@ impl Fmt<'_> {
                 value,
                 clauses,
             } => self.comprehension(e, *kind, elt, value.as_deref(), clauses),
-            ExprKind::Unary(op, x) => match op {
-                UnaryOp::Not => list(vec![s("not "), self.expr_at(x, prec::NOT)]),
-                UnaryOp::Neg => list(vec![s("-"), self.expr_at(x, prec::UNARY)]),
-                UnaryOp::Pos => list(vec![s("+"), self.expr_at(x, prec::UNARY)]),
-                UnaryOp::Invert => list(vec![s("~"), self.expr_at(x, prec::UNARY)]),
-            },
+            ExprKind::Unary(UnaryOp::Not, x) => list(vec![s("not "), self.expr_at(x, prec::NOT)]),
+            ExprKind::Unary(op, x) => {
+                let sign = match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Pos => "+",
+                    _ => "~",
+                };
+                // `-x**2` is `-(x**2)`: Black writes the parentheses to say so.
+                let min = if matches!(x.kind, ExprKind::Binary(BinOp::Pow, ..)) {
+                    prec::ATOM
+                } else {
+                    prec::UNARY
+                };
+                list(vec![s(sign), self.expr_at(x, min)])
+            }
             ExprKind::Binary(BinOp::Pow, a, b) => {
                 let tight = self.simple_power_operand(a) && self.simple_power_operand(b);
                 let a = self.expr_at(a, prec::PRIMARY);
@@ -218,50 +228,11 @@ impl Fmt<'_> {
                 list(vec![a, s(if tight { "**" } else { " ** " }), b])
             }
             ExprKind::Binary(..) | ExprKind::BoolOp(..) => self.chain(e),
-            ExprKind::Compare(first, rest) => {
-                let mut parts = vec![self.expr_at(first, prec::BOR)];
-                for (op, x) in rest {
-                    let start = self.start_of(x);
-                    let (eol, own) = self.around_break(start);
-                    parts.extend([eol, line(), own, s(op.symbol()), s(" ")]);
-                    parts.push(self.expr_at(x, prec::BOR));
-                }
-                group(list(parts))
-            }
-            ExprKind::Call { func, args } => {
-                let f = self.expr_at(func, prec::PRIMARY);
-                let open = self.paren_after(func.span.end);
-                let a = self.call_args(open, Span::new(e.span.end - 1, e.span.end), args);
-                list(vec![f, a])
-            }
-            ExprKind::Attr(v, name) => {
-                // `1.real` would read as the float `1.` followed by a name.
-                let int_literal = matches!(v.kind, ExprKind::Int(_))
-                    && self.src.parens_around(v.span).is_empty()
-                    && self.prec_of(v) == prec::ATOM;
-                let v = if int_literal {
-                    self.parenthesized(crate::doc::nil(), v, v.span.end)
-                } else {
-                    self.expr_at(v, prec::PRIMARY)
-                };
-                list(vec![v, s("."), text(name.name.as_str())])
-            }
-            ExprKind::Index(v, idx) => {
-                let v = self.expr_at(v, prec::PRIMARY);
-                let close = Span::new(e.span.end - 1, e.span.end);
-                let sub = self.subscript(idx, close);
-                list(vec![v, sub])
-            }
-            ExprKind::Slice {
-                value,
-                lo,
-                hi,
-                step,
-            } => {
-                let v = self.expr_at(value, prec::PRIMARY);
-                let sl = self.slice(lo.as_deref(), hi.as_deref(), step.as_deref(), e.span);
-                list(vec![v, sl])
-            }
+            ExprKind::Compare(..) => self.chain(e),
+            ExprKind::Call { .. }
+            | ExprKind::Attr(..)
+            | ExprKind::Index(..)
+            | ExprKind::Slice { .. } => self.postfix_chain(e),
             ExprKind::Lambda { params, body } => self.lambda(params, body),
             ExprKind::IfExp { cond, then, orelse } => {
                 let t = self.expr_at(then, prec::OR);
@@ -391,38 +362,116 @@ impl Fmt<'_> {
             ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) => true,
             ExprKind::Attr(v, _) => self.simple_power_operand(v),
             ExprKind::Unary(UnaryOp::Neg, x) => self.simple_power_operand(x),
+            ExprKind::Binary(BinOp::Pow, a, b) => {
+                self.simple_power_operand(a) && self.simple_power_operand(b)
+            }
             _ => false,
         }
     }
 
-    /// `a + b - c`, `a and b and c`: one group over the operands of one precedence level,
-    /// broken before each operator.
+    /// `a + b - c`: one group over the operands of one precedence level, broken before
+    /// each operator. `and` and `or` share one group, as Black splits at both alike.
     fn chain(&mut self, e: &Expr) -> Doc {
-        let p = self.prec_of(e);
-        let mut rest: Vec<(&'static str, &Expr)> = Vec::new();
-        let mut cur = e;
-        loop {
-            let (sym, a, b) = match &cur.kind {
-                ExprKind::Binary(op, a, b) if *op != BinOp::Pow && bin_prec(*op) == p => {
-                    (op.symbol(), a, b)
-                }
-                ExprKind::BoolOp(op, a, b) if self.prec_of(cur) == p => {
-                    (if *op == BoolOp::And { "and" } else { "or" }, a, b)
-                }
-                _ => break,
-            };
-            if !std::ptr::eq(cur, e) && !self.src.parens_around(cur.span).is_empty() {
-                break;
+        let items = self.chain_items(e).unwrap_or_default();
+        self.chain_parts(items, true)
+    }
+
+    /// The operands of the operator chain `e` (`a + b - c`, `a and b or c`, `a < b <= c`),
+    /// each with the operator before it and the binding its operand needs.
+    pub(crate) fn chain_items<'e>(
+        &self,
+        e: &'e Expr,
+    ) -> Option<Vec<(Option<&'static str>, &'e Expr, u8)>> {
+        match &e.kind {
+            ExprKind::BoolOp(..) => {
+                let mut items = Vec::new();
+                self.bool_items(e, &mut items);
+                Some(
+                    items
+                        .into_iter()
+                        .map(|(sym, x)| (sym, x, prec::NOT))
+                        .collect(),
+                )
             }
-            rest.push((sym, b));
-            cur = a;
+            ExprKind::Compare(first, rest) => {
+                let mut items = vec![(None, &**first, prec::BOR)];
+                items.extend(rest.iter().map(|(op, x)| (Some(op.symbol()), x, prec::BOR)));
+                Some(items)
+            }
+            ExprKind::Binary(op, ..) if *op != BinOp::Pow => {
+                let p = self.prec_of(e);
+                let mut rest: Vec<(&'static str, &Expr)> = Vec::new();
+                let mut cur = e;
+                while let ExprKind::Binary(op, a, b) = &cur.kind {
+                    if *op == BinOp::Pow || bin_prec(*op) != p {
+                        break;
+                    }
+                    if !std::ptr::eq(cur, e) && !self.src.parens_around(cur.span).is_empty() {
+                        break;
+                    }
+                    rest.push((op.symbol(), b));
+                    cur = a;
+                }
+                rest.reverse();
+                let mut items = vec![(None, cur, p)];
+                items.extend(rest.into_iter().map(|(sym, x)| (Some(sym), x, p + 1)));
+                Some(items)
+            }
+            _ => None,
         }
-        rest.reverse();
-        let mut parts = vec![self.expr_at(cur, p)];
-        for (sym, x) in rest {
-            let (eol, own) = self.around_break(self.start_of(x));
-            parts.extend([eol, line(), own, s(sym), s(" ")]);
-            parts.push(self.expr_at(x, p + 1));
+    }
+
+    /// The operands of an `and`/`or` tree in order, with the operator before each: a
+    /// nested `and`/`or` joins in unless it is parenthesized.
+    fn bool_items<'e>(&self, e: &'e Expr, out: &mut Vec<(Option<&'static str>, &'e Expr)>) {
+        let ExprKind::BoolOp(op, a, b) = &e.kind else {
+            return;
+        };
+        let p = self.prec_of(e);
+        let joins = |x: &Expr, right: bool| {
+            matches!(x.kind, ExprKind::BoolOp(..))
+                && self.src.parens_around(x.span).is_empty()
+                && if right {
+                    self.prec_of(x) > p
+                } else {
+                    self.prec_of(x) >= p
+                }
+        };
+        if joins(a, false) {
+            self.bool_items(a, out);
+        } else {
+            out.push((None, a));
+        }
+        let word = if *op == BoolOp::And { "and" } else { "or" };
+        if joins(b, true) {
+            let at = out.len();
+            self.bool_items(b, out);
+            if let Some(first) = out.get_mut(at) {
+                first.0 = Some(word);
+            }
+        } else {
+            out.push((Some(word), b));
+        }
+    }
+
+    /// The chain's operands and operators; with `breakable`, a line may break before
+    /// each operator (inside brackets only), otherwise it never does.
+    pub(crate) fn chain_parts(
+        &mut self,
+        items: Vec<(Option<&'static str>, &Expr, u8)>,
+        breakable: bool,
+    ) -> Doc {
+        let mut parts = Vec::new();
+        for (sym, x, min) in items {
+            if let Some(sym) = sym {
+                if breakable {
+                    let (eol, own) = self.around_break(self.start_of(x));
+                    parts.extend([eol, line(), own, s(sym), s(" ")]);
+                } else {
+                    parts.extend([s(" "), s(sym), s(" ")]);
+                }
+            }
+            parts.push(self.expr_at(x, min));
         }
         group(list(parts))
     }
@@ -503,7 +552,7 @@ impl Fmt<'_> {
         }
     }
 
-    fn subscript(&mut self, idx: &Expr, close: Span) -> Doc {
+    pub(crate) fn subscript(&mut self, idx: &Expr, close: Span) -> Doc {
         let bare_tuple = matches!(&idx.kind, ExprKind::Tuple(xs) if !xs.is_empty())
             && !self.src.self_bracketed(idx.span)
             && self.src.parens_around(idx.span).is_empty();
@@ -527,7 +576,7 @@ impl Fmt<'_> {
     }
 
     /// `[lo:hi:step]`, with spaces around the colons when a part is not simple (PEP 8).
-    fn slice(
+    pub(crate) fn slice(
         &mut self,
         lo: Option<&Expr>,
         hi: Option<&Expr>,
@@ -639,14 +688,7 @@ impl Fmt<'_> {
             return group(list(v));
         }
         let dangling = self.dangling(e.span.end - 1);
-        let mut body = vec![lead_eol, softline()];
-        body.extend(inner);
-        body.push(dangling);
-        group(list(vec![
-            s(open),
-            indent(list(body)),
-            softline(),
-            s(close),
-        ]))
+        let body = list(vec![lead_eol, softline(), group(list(inner)), dangling]);
+        group(list(vec![s(open), indent(body), softline(), s(close)]))
     }
 }

@@ -11,6 +11,7 @@
 
 mod block;
 mod brackets;
+mod chain;
 pub mod config;
 pub mod doc;
 pub mod edits;

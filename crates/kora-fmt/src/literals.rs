@@ -99,7 +99,23 @@ pub fn normalize_number(raw: &str) -> String {
     if lower.starts_with("0o") || lower.starts_with("0b") {
         return lower;
     }
-    raw.replace('E', "e")
+    // Black's spelling of a decimal: `0.5` not `.5`, `5.0` not `5.`, `1e5` not `1E+5`.
+    let (mantissa, exponent) = match lower.split_once('e') {
+        Some((m, x)) => (m, Some(x.strip_prefix('+').unwrap_or(x))),
+        None => (lower.as_str(), None),
+    };
+    let mantissa = match mantissa.split_once('.') {
+        Some((whole, frac)) => format!(
+            "{}.{}",
+            if whole.is_empty() { "0" } else { whole },
+            if frac.is_empty() { "0" } else { frac }
+        ),
+        None => mantissa.to_string(),
+    };
+    match exponent {
+        Some(x) => format!("{mantissa}e{x}"),
+        None => mantissa,
+    }
 }
 
 #[cfg(test)]
@@ -154,5 +170,9 @@ mod tests {
         assert_eq!(normalize_number("0O17"), "0o17");
         assert_eq!(normalize_number("1E5"), "1e5");
         assert_eq!(normalize_number("1_000"), "1_000");
+        assert_eq!(normalize_number(".5"), "0.5");
+        assert_eq!(normalize_number("5."), "5.0");
+        assert_eq!(normalize_number("2.5E+3"), "2.5e3");
+        assert_eq!(normalize_number("1e-9"), "1e-9");
     }
 }

@@ -238,7 +238,10 @@ impl<'d> Printer<'d> {
                         cmds.push((mode, d));
                     }
                 }
-                Doc::Indent(d) | Doc::BestFitParens(d) => cmds.push((mode, d)),
+                Doc::Indent(d) => cmds.push((mode, d)),
+                // A value that may still take parentheses of its own can start a new line.
+                Doc::BestFitParens(_) if mode == Mode::Break => return true,
+                Doc::BestFitParens(d) => cmds.push((mode, d)),
                 Doc::Group {
                     contents, expand, ..
                 } => {

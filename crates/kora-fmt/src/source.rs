@@ -198,7 +198,7 @@ mod tests {
         let src = "f((a)) + ((b))";
         let s = Source::new(src);
         assert_eq!(s.parens_around(Span::new(3, 4)).len(), 1);
-        assert_eq!(s.parens_around(Span::new(12, 13)).len(), 2);
+        assert_eq!(s.parens_around(Span::new(11, 12)).len(), 2);
         assert!(s.parens_around(Span::new(2, 5)).is_empty());
     }
 

@@ -3,8 +3,8 @@
 //! the purpose when they do not fit (and only then).
 
 use kora_syntax::ast::{
-    ElseClause, Expr, FieldDecl, FuncDef, FuncKind, Handler, MatchArm, Module, ParallelMode, Param,
-    RecordDecl, Stmt, StmtKind, UseTarget,
+    BinOp, ElseClause, Expr, ExprKind, FieldDecl, FuncDef, FuncKind, Handler, MatchArm, Module,
+    ParallelMode, Param, RecordDecl, Stmt, StmtKind, UnaryOp, UseTarget,
 };
 use kora_syntax::span::Span;
 use kora_syntax::token::Tok;
@@ -49,17 +49,68 @@ impl Fmt<'_> {
             }
             Shape::Bracketed => list(vec![self.leading(e.span.start), self.expr_body(e)]),
             Shape::BareTuple => match &e.kind {
-                kora_syntax::ast::ExprKind::Tuple(items) if items.len() > 1 => {
-                    self.bare_list(items)
-                }
+                ExprKind::Tuple(items) if items.len() > 1 => self.bare_list(items),
                 _ => self.expr_body(e),
             },
             Shape::Other => {
-                let inner = list(vec![self.leading(e.span.start), self.expr_body(e)]);
-                optional_parens(inner)
+                let lead = self.leading(e.span.start);
+                match self.split_in_operand(e) {
+                    Some(doc) => list(vec![lead, doc]),
+                    None => optional_parens(list(vec![lead, self.expr_body(e)])),
+                }
             }
         };
         list(vec![lead, body])
+    }
+
+    /// `a + f(x)`, `(a + b) % n`, `not f(x)`: one operator, with brackets first or last,
+    /// breaks inside those brackets rather than in parentheses added around it all
+    /// (ruff's rule, after Black's "omit optional parentheses").
+    fn split_in_operand(&mut self, e: &Expr) -> Option<Doc> {
+        if self.comment_within(e.span.start, e.span.end) {
+            return None;
+        }
+        if let ExprKind::Unary(op, x) = &e.kind {
+            if !self.has_own_brackets(x) || matches!(x.kind, ExprKind::Binary(BinOp::Pow, ..)) {
+                return None;
+            }
+            let sign = match op {
+                UnaryOp::Not => "not ",
+                UnaryOp::Neg => "-",
+                UnaryOp::Pos => "+",
+                UnaryOp::Invert => "~",
+            };
+            let min = if *op == UnaryOp::Not {
+                prec::NOT
+            } else {
+                prec::UNARY
+            };
+            return Some(list(vec![s(sign), self.expr_at(x, min)]));
+        }
+        let items = self.chain_items(e)?;
+        let (first, last) = (items.first()?.1, items.last()?.1);
+        if items.len() != 2 || !(self.has_own_brackets(first) || self.has_own_brackets(last)) {
+            return None;
+        }
+        Some(self.chain_parts(items, false))
+    }
+
+    /// Whether `e` ends or starts in non-empty brackets a line may break inside (a
+    /// subscript does not count: breaking one looks odd).
+    fn has_own_brackets(&self, e: &Expr) -> bool {
+        if !self.src.parens_around(e.span).is_empty() {
+            return true;
+        }
+        match &e.kind {
+            ExprKind::Call { args, .. }
+            | ExprKind::Analyze { args, .. }
+            | ExprKind::AskHuman(args) => !args.is_empty(),
+            ExprKind::Classified(_) | ExprKind::Comp { .. } => true,
+            ExprKind::List(xs) | ExprKind::Set(xs) => !xs.is_empty(),
+            ExprKind::Dict(kv) => !kv.is_empty(),
+            ExprKind::Tuple(xs) => !xs.is_empty() && self.src.self_bracketed(e.span),
+            _ => false,
+        }
     }
 
     /// `a, b` where a statement allows it: in parentheses, one per line, when it breaks.

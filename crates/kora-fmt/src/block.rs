@@ -110,6 +110,8 @@ impl Fmt<'_> {
         for (i, en) in entries.iter().enumerate() {
             let next = entries.get(i + 1).map_or(limit, |e| e.span.start);
             let definition = is_definition(en);
+            // A comment that ended the line above stays there, whatever that line was.
+            out.push(self.trailing(en.span.start));
             let comments = self.take_before(en.span.start);
             // The comments directly above the entry, with no blank line between, go with it.
             let mut attached = comments.len();

@@ -30,12 +30,27 @@ pub(crate) struct Delim {
     pub fill: Fill,
     /// A single item keeps its comma: `(x,)`.
     pub comma_single: bool,
+    /// Broken one per line, the last item gets a comma. Not in a subscript: the parser
+    /// reads `xs[a, b,]` as a slice (E0044), though Python accepts it.
+    pub trailing_comma: bool,
 }
 
 impl Fmt<'_> {
     /// `open item, item close`, with `item(self, i)` laying out item `i` whose code
     /// starts at `starts[i]`.
     pub(crate) fn delimited(
+        &mut self,
+        d: Delim,
+        starts: &[u32],
+        item: impl FnMut(&mut Self, usize) -> Doc,
+    ) -> Doc {
+        let saved = std::mem::replace(&mut self.no_breaks, false);
+        let doc = self.delimited_items(d, starts, item);
+        self.no_breaks = saved;
+        doc
+    }
+
+    fn delimited_items(
         &mut self,
         d: Delim,
         starts: &[u32],
@@ -70,8 +85,10 @@ impl Fmt<'_> {
             } else {
                 nil()
             }
-        } else {
+        } else if d.trailing_comma {
             if_break(s(","), nil(), inner_id)
+        } else {
+            nil()
         };
         seq.push(comma);
         let dangling = self.dangling(d.close_at.start);

@@ -9,7 +9,7 @@ use kora_syntax::ast::{Expr, ExprKind};
 use kora_syntax::span::Span;
 use kora_syntax::token::Tok;
 
-use crate::doc::{group, list, nil, s, softline, text, Doc};
+use crate::doc::{group, list, nil, s, text, Doc};
 use crate::expr::prec;
 use crate::formatter::Fmt;
 
@@ -80,7 +80,8 @@ impl Fmt<'_> {
                             .find(prev_end, name.span.start, |t| *t == Tok::Dot)
                             .map_or(name.span.start, |sp| sp.start);
                         let (eol, own) = self.around_break(dot);
-                        parts.extend([eol, softline(), own]);
+                        let brk = self.softline_here();
+                        parts.extend([eol, brk, own]);
                     }
                     parts.push(s("."));
                     parts.push(text(name.name.as_str()));

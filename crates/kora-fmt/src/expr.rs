@@ -12,7 +12,7 @@ use kora_syntax::span::Span;
 use kora_syntax::token::Tok;
 
 use crate::brackets::{Delim, Fill};
-use crate::doc::{group, indent, line, list, s, softline, text, Doc};
+use crate::doc::{group, indent, list, s, softline, text, Doc};
 use crate::formatter::Fmt;
 use crate::literals::{normalize_number, normalize_string};
 
@@ -160,13 +160,32 @@ impl Fmt<'_> {
             None => (e.span.start, e.span.end),
         };
         let lead = self.leading(open);
+        if parens.is_empty() {
+            // The parentheses become the node's own, so a second pass sees the same thing.
+            match &e.kind {
+                ExprKind::Tuple(items) => {
+                    let end = Span::new(e.span.end, e.span.end);
+                    return list(vec![lead, self.display(items, "(", ")", end, true)]);
+                }
+                ExprKind::Comp {
+                    kind,
+                    elt,
+                    value,
+                    clauses,
+                } => {
+                    let c = self.comprehension(e, *kind, elt, value.as_deref(), clauses, true);
+                    return list(vec![lead, c]);
+                }
+                _ => {}
+            }
+        }
         self.parenthesized(lead, e, close)
     }
 
     /// `( e )` that breaks inside like any bracket; `close` bounds the comments after `e`.
     pub(crate) fn parenthesized(&mut self, lead: Doc, e: &Expr, close: u32) -> Doc {
         let (eol, own) = self.around_break(e.span.start);
-        let body = self.expr_body(e);
+        let body = self.breaks(true, |f| f.expr_body(e));
         let dangling = self.dangling(close);
         list(vec![
             lead,
@@ -205,7 +224,7 @@ impl Fmt<'_> {
                 elt,
                 value,
                 clauses,
-            } => self.comprehension(e, *kind, elt, value.as_deref(), clauses),
+            } => self.comprehension(e, *kind, elt, value.as_deref(), clauses, false),
             ExprKind::Unary(UnaryOp::Not, x) => list(vec![s("not "), self.expr_at(x, prec::NOT)]),
             ExprKind::Unary(op, x) => {
                 let sign = match op {
@@ -240,15 +259,17 @@ impl Fmt<'_> {
                 let c = self.expr_at(cond, prec::OR);
                 let (eol2, own2) = self.around_break(self.start_of(orelse));
                 let o = self.expr_at(orelse, prec::LAMBDA);
+                let l1 = self.line_here();
+                let l2 = self.line_here();
                 group(list(vec![
                     t,
                     eol1,
-                    line(),
+                    l1,
                     own1,
                     s("if "),
                     c,
                     eol2,
-                    line(),
+                    l2,
                     own2,
                     s("else "),
                     o,
@@ -277,6 +298,7 @@ impl Fmt<'_> {
                     close_at: close,
                     fill: Fill::Hug,
                     comma_single: false,
+                    trailing_comma: true,
                 };
                 let inner = self.delimited(d, &[start], |f, _| f.expr_at(x, prec::LAMBDA));
                 list(vec![s("classified"), inner])
@@ -347,7 +369,7 @@ impl Fmt<'_> {
         for (i, (start, t)) in toks.into_iter().enumerate() {
             if i > 0 {
                 let (eol, own) = self.around_break(start);
-                parts.extend([eol, line(), own]);
+                parts.extend([eol, self.line_here(), own]);
             }
             parts.push(text(t));
         }
@@ -466,7 +488,7 @@ impl Fmt<'_> {
             if let Some(sym) = sym {
                 if breakable {
                     let (eol, own) = self.around_break(self.start_of(x));
-                    parts.extend([eol, line(), own, s(sym), s(" ")]);
+                    parts.extend([eol, self.line_here(), own, s(sym), s(" ")]);
                 } else {
                     parts.extend([s(" "), s(sym), s(" ")]);
                 }
@@ -504,6 +526,7 @@ impl Fmt<'_> {
             close_at: Span::new(span.end.saturating_sub(1).max(span.start), span.end),
             fill: Fill::OnePerLine,
             comma_single: tuple,
+            trailing_comma: true,
         };
         self.delimited(d, &starts, |f, i| f.expr_at(&items[i], prec::LAMBDA))
     }
@@ -516,6 +539,7 @@ impl Fmt<'_> {
             close_at: Span::new(span.end - 1, span.end),
             fill: Fill::OnePerLine,
             comma_single: false,
+            trailing_comma: true,
         };
         self.delimited(d, &starts, |f, i| {
             let (k, v) = &pairs[i];
@@ -535,6 +559,7 @@ impl Fmt<'_> {
             close_at: close,
             fill: Fill::Hug,
             comma_single: false,
+            trailing_comma: true,
         };
         self.delimited(d, &starts, |f, i| f.arg(&args[i], sole))
     }
@@ -562,6 +587,7 @@ impl Fmt<'_> {
             close_at: close,
             fill: Fill::Hug,
             comma_single: bare_tuple,
+            trailing_comma: false,
         };
         match &idx.kind {
             ExprKind::Tuple(items) if bare_tuple => {
@@ -577,6 +603,19 @@ impl Fmt<'_> {
 
     /// `[lo:hi:step]`, with spaces around the colons when a part is not simple (PEP 8).
     pub(crate) fn slice(
+        &mut self,
+        lo: Option<&Expr>,
+        hi: Option<&Expr>,
+        step: Option<&Expr>,
+        span: Span,
+    ) -> Doc {
+        let saved = std::mem::replace(&mut self.no_breaks, false);
+        let doc = self.slice_parts(lo, hi, step, span);
+        self.no_breaks = saved;
+        doc
+    }
+
+    fn slice_parts(
         &mut self,
         lo: Option<&Expr>,
         hi: Option<&Expr>,
@@ -646,13 +685,31 @@ impl Fmt<'_> {
         elt: &Expr,
         value: Option<&Expr>,
         clauses: &[CompClause],
+        force_brackets: bool,
     ) -> Doc {
         let (open, close) = match kind {
             CompKind::List => ("[", "]"),
             CompKind::Set | CompKind::Dict => ("{", "}"),
             CompKind::Generator => ("(", ")"),
         };
-        let bracketed = kind != CompKind::Generator || self.src.self_bracketed(e.span);
+        let bracketed =
+            force_brackets || kind != CompKind::Generator || self.src.self_bracketed(e.span);
+        let saved = self.no_breaks;
+        self.no_breaks &= !bracketed;
+        let doc = self.comprehension_parts(e, (open, close), bracketed, elt, value, clauses);
+        self.no_breaks = saved;
+        doc
+    }
+
+    fn comprehension_parts(
+        &mut self,
+        e: &Expr,
+        (open, close): (&'static str, &'static str),
+        bracketed: bool,
+        elt: &Expr,
+        value: Option<&Expr>,
+        clauses: &[CompClause],
+    ) -> Doc {
         let (lead_eol, lead_own) = self.around_break(self.start_of(elt));
         let mut inner = vec![lead_own, self.expr_at(elt, prec::LAMBDA)];
         if let Some(v) = value {
@@ -666,7 +723,7 @@ impl Fmt<'_> {
                 .find(prev_end, c.target.span.start, |t| *t == Tok::For)
                 .map_or(c.target.span.start, |sp| sp.start);
             let (eol, own) = self.around_break(for_at);
-            inner.extend([eol, line(), own, s("for ")]);
+            inner.extend([eol, self.line_here(), own, s("for ")]);
             inner.push(self.expr_at(&c.target, prec::TUPLE));
             inner.push(s(" in "));
             inner.push(self.expr_at(&c.iter, prec::OR));
@@ -677,7 +734,7 @@ impl Fmt<'_> {
                     .find(prev_end, cond.span.start, |t| *t == Tok::If)
                     .map_or(cond.span.start, |sp| sp.start);
                 let (eol, own) = self.around_break(if_at);
-                inner.extend([eol, line(), own, s("if ")]);
+                inner.extend([eol, self.line_here(), own, s("if ")]);
                 inner.push(self.expr_at(cond, prec::OR));
                 prev_end = cond.span.end;
             }
@@ -687,7 +744,8 @@ impl Fmt<'_> {
             v.extend(inner);
             return group(list(v));
         }
-        let dangling = self.dangling(e.span.end - 1);
+        let own = open != "(" || self.src.self_bracketed(e.span);
+        let dangling = self.dangling(if own { e.span.end - 1 } else { e.span.end });
         let body = list(vec![lead_eol, softline(), group(list(inner)), dangling]);
         group(list(vec![s(open), indent(body), softline(), s(close)]))
     }

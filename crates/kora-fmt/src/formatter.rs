@@ -4,7 +4,7 @@
 use kora_syntax::ast::Module;
 use kora_syntax::comments::{comments, Comment};
 
-use crate::doc::{propagate_breaks, GroupId};
+use crate::doc::{line, nil, propagate_breaks, s, softline, Doc, GroupId};
 use crate::options::Options;
 use crate::printer::print;
 use crate::source::Source;
@@ -16,6 +16,9 @@ pub(crate) struct Fmt<'s> {
     /// The first comment not yet placed.
     pub next_comment: usize,
     next_group: u32,
+    /// Outside any bracket a line break would end the statement: layouts there must
+    /// not break, except in parentheses they add themselves.
+    pub no_breaks: bool,
 }
 
 impl<'s> Fmt<'s> {
@@ -26,12 +29,40 @@ impl<'s> Fmt<'s> {
             comments: comments(text),
             next_comment: 0,
             next_group: 0,
+            no_breaks: true,
         }
     }
 
     pub fn group_id(&mut self) -> GroupId {
         self.next_group += 1;
         GroupId(self.next_group)
+    }
+
+    /// Runs `f` where line breaks are (`true`) or are not allowed.
+    pub fn breaks<T>(&mut self, allowed: bool, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = self.no_breaks;
+        self.no_breaks = !allowed;
+        let r = f(self);
+        self.no_breaks = saved;
+        r
+    }
+
+    /// A space that may become a line break, where one is allowed.
+    pub fn line_here(&self) -> Doc {
+        if self.no_breaks {
+            s(" ")
+        } else {
+            line()
+        }
+    }
+
+    /// Nothing, or a line break where one is allowed and needed.
+    pub fn softline_here(&self) -> Doc {
+        if self.no_breaks {
+            nil()
+        } else {
+            softline()
+        }
     }
 
     /// A magic trailing comma before the bracket that ends at `end`, if the options heed them.

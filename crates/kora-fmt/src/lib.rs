@@ -59,6 +59,13 @@ impl std::fmt::Display for FormatError {
 
 impl std::error::Error for FormatError {}
 
+/// The layout of an error-free `src` without the safety check: for tests that study a
+/// refused layout.
+#[doc(hidden)]
+pub fn layout_unchecked(src: &str, opts: &Options) -> String {
+    formatter::layout(src, &kora_syntax::parse(src).module, opts)
+}
+
 /// The canonical layout of `src`. Line endings are kept: a file written with `\r\n`
 /// stays so.
 pub fn format(src: &str, opts: &Options) -> Result<String, FormatError> {

@@ -30,6 +30,8 @@ struct Printer<'d> {
     indent_unit: usize,
     group_modes: Vec<Option<Mode>>,
     suffix: Vec<&'d str>,
+    /// The indentation the current line started with.
+    line_indent: usize,
 }
 
 fn width_of(s: &str) -> usize {
@@ -49,6 +51,7 @@ pub fn print(doc: &Doc, width: usize, indent_unit: usize) -> String {
         indent_unit,
         group_modes: Vec::new(),
         suffix: Vec::new(),
+        line_indent: 0,
     };
     let mut stack = vec![Cmd {
         indent: 0,
@@ -83,15 +86,31 @@ impl<'d> Printer<'d> {
         }
     }
 
+    /// At the end of the text: trailing comments still pending.
     fn flush_suffix(&mut self) {
-        for s in std::mem::take(&mut self.suffix) {
-            self.push_text(s);
+        if !self.suffix.is_empty() {
+            self.newline(0);
         }
     }
 
-    /// Ends the line (its trailing comments first) and indents the next one.
+    /// Ends the line (its trailing comments first) and indents the next one. Two
+    /// comments cannot share a line's end (they would read as one): the second goes on
+    /// a line of its own.
     fn newline(&mut self, indent: usize) {
-        self.flush_suffix();
+        let suffixes = std::mem::take(&mut self.suffix);
+        let here = self.line_indent.max(indent);
+        for (i, sfx) in suffixes.into_iter().enumerate() {
+            if i > 0 {
+                self.break_line(here);
+                self.push_text(sfx.trim_start());
+            } else {
+                self.push_text(sfx);
+            }
+        }
+        self.break_line(indent);
+    }
+
+    fn break_line(&mut self, indent: usize) {
         let trimmed = self.out.trim_end_matches(' ').len();
         self.out.truncate(trimmed);
         self.out.push('\n');
@@ -99,6 +118,7 @@ impl<'d> Printer<'d> {
             self.out.push(' ');
         }
         self.pos = indent;
+        self.line_indent = indent;
     }
 
     fn step(&mut self, cmd: Cmd<'d>, stack: &mut Vec<Cmd<'d>>) {

@@ -12,15 +12,35 @@ pub struct Source<'s> {
     toks: Vec<(Tok<'s>, Span)>,
     /// For each bracket token, the index of its partner.
     partner: Vec<Option<usize>>,
+    /// For each token, whether it starts a logical line (a line break outside brackets
+    /// comes before it).
+    line_first: Vec<bool>,
 }
 
 impl<'s> Source<'s> {
     pub fn new(text: &'s str) -> Source<'s> {
         let (raw, _) = lex(text, 0);
-        let toks: Vec<(Tok<'s>, Span)> = raw
-            .into_iter()
-            .filter(|(t, _)| *t != Tok::Newline)
-            .collect();
+        let mut toks: Vec<(Tok<'s>, Span)> = Vec::with_capacity(raw.len());
+        let mut line_first = Vec::with_capacity(raw.len());
+        let mut depth = 0usize;
+        let mut after_break = true;
+        for (t, sp) in raw {
+            match t {
+                Tok::Newline => after_break |= depth == 0,
+                _ => {
+                    match t {
+                        Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+                        Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                            depth = depth.saturating_sub(1)
+                        }
+                        _ => {}
+                    }
+                    toks.push((t, sp));
+                    line_first.push(after_break);
+                    after_break = false;
+                }
+            }
+        }
         let mut partner = vec![None; toks.len()];
         let mut open: Vec<usize> = Vec::new();
         for (i, (t, _)) in toks.iter().enumerate() {
@@ -39,6 +59,7 @@ impl<'s> Source<'s> {
             text,
             toks,
             partner,
+            line_first,
         }
     }
 
@@ -81,6 +102,9 @@ impl<'s> Source<'s> {
         let Some(prev) = i.checked_sub(1).map(|p| &self.toks[p].0) else {
             return true;
         };
+        if self.line_first[i] {
+            return true;
+        }
         !matches!(
             prev,
             Tok::Name(_)
@@ -104,7 +128,7 @@ impl<'s> Source<'s> {
     /// (opening, closing) spans.
     pub fn parens_around(&self, span: Span) -> Vec<(Span, Span)> {
         let mut out = Vec::new();
-        let mut cur = span;
+        let mut cur = self.whole(span);
         loop {
             let Some(first) = self.starting_at(cur.start) else {
                 break;
@@ -126,6 +150,27 @@ impl<'s> Source<'s> {
             cur = Span::new(self.toks[o].1.start, self.toks[c].1.end);
         }
         out
+    }
+
+    /// `span` grown over closing brackets whose openers lie inside it: the parser's span
+    /// of `-(a)` stops before the `)`.
+    pub fn whole(&self, span: Span) -> Span {
+        let mut cur = span;
+        loop {
+            let i = self.toks.partition_point(|(_, s)| s.start < cur.end);
+            let Some((tok, sp)) = self.toks.get(i) else {
+                return cur;
+            };
+            let closes_inside = matches!(tok, Tok::RParen | Tok::RBracket | Tok::RBrace)
+                && self.partner[i].is_some_and(|o| {
+                    let at = self.toks[o].1.start;
+                    at >= cur.start && at < cur.end
+                });
+            if !closes_inside {
+                return cur;
+            }
+            cur.end = sp.end;
+        }
     }
 
     /// Whether `span` starts with an opening bracket whose partner ends it: `(1, 2)`, not `(a), b`.

@@ -49,14 +49,19 @@ impl Fmt<'_> {
             }
             Shape::Bracketed => list(vec![self.leading(e.span.start), self.expr_body(e)]),
             Shape::BareTuple => match &e.kind {
-                ExprKind::Tuple(items) if items.len() > 1 => self.bare_list(items),
+                ExprKind::Tuple(items) if items.len() > 1 => {
+                    self.breaks(true, |f| f.bare_list(items))
+                }
                 _ => self.expr_body(e),
             },
             Shape::Other => {
                 let lead = self.leading(e.span.start);
                 match self.split_in_operand(e) {
                     Some(doc) => list(vec![lead, doc]),
-                    None => optional_parens(list(vec![lead, self.expr_body(e)])),
+                    None => {
+                        let body = self.breaks(true, |f| f.expr_body(e));
+                        optional_parens(list(vec![lead, body]))
+                    }
                 }
             }
         };
@@ -111,6 +116,18 @@ impl Fmt<'_> {
             ExprKind::Tuple(xs) => !xs.is_empty() && self.src.self_bracketed(e.span),
             _ => false,
         }
+    }
+
+    /// `a, b` on one line: each item may only break inside its own brackets.
+    fn flat_list(&mut self, items: &[Expr]) -> Doc {
+        let mut parts = Vec::new();
+        for (i, x) in items.iter().enumerate() {
+            if i > 0 {
+                parts.push(s(", "));
+            }
+            parts.push(self.expr_at(x, prec::LAMBDA));
+        }
+        list(parts)
     }
 
     /// `a, b` where a statement allows it: in parentheses, one per line, when it breaks.
@@ -286,9 +303,10 @@ impl Fmt<'_> {
                 list(parts)
             }
             StmtKind::Del(targets) => {
+                // Not in parentheses: `del (a, b)` deletes a tuple, not two targets.
                 let body = match targets.as_slice() {
                     [one] => self.stmt_value(one),
-                    many => self.bare_list(many),
+                    many => self.flat_list(many),
                 };
                 list(vec![s("del "), body])
             }
@@ -442,6 +460,7 @@ impl Fmt<'_> {
             close_at: close,
             fill: Fill::Hug,
             comma_single: false,
+            trailing_comma: true,
         };
         let params = self.delimited(d, &starts, |f, i| f.param(&fd.params[i]));
         let mut header = vec![s(kw), text(fd.name.name.as_str()), params];

@@ -61,17 +61,14 @@ impl Fmt<'_> {
         ])
     }
 
-    /// Comments before `offset` where code follows on the same line: each one ends a line.
+    /// Comments before `offset` where no line break belongs (inside a header, between a
+    /// keyword and its operand): they move to the end of the line, and force nothing,
+    /// so the layout they land in is the one the next run finds too.
     pub(crate) fn leading(&mut self, offset: u32) -> Doc {
         let cs = self.take_before(offset);
         let mut out = Vec::new();
         for c in cs {
-            if c.own_line {
-                out.push(text(self.comment_text(c)));
-                out.push(hardline());
-            } else {
-                out.push(self.suffix(c));
-            }
+            out.push(Doc::LineSuffix(format!("  {}", self.comment_text(c))));
         }
         list(out)
     }

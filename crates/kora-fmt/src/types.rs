@@ -51,6 +51,7 @@ impl Fmt<'_> {
             close_at: Span::new(span.end.saturating_sub(1), span.end),
             fill: Fill::Hug,
             comma_single: false,
+            trailing_comma: true,
         };
         self.delimited(d, &starts, |f, i| f.ty(&args[i]))
     }
@@ -71,6 +72,7 @@ impl Fmt<'_> {
                     close_at: Span::new(p.span.end.saturating_sub(1), p.span.end),
                     fill: Fill::Hug,
                     comma_single: false,
+                    trailing_comma: true,
                 };
                 let n = args.len();
                 let inner = self.delimited(d, &starts, |f, i| {
@@ -109,6 +111,7 @@ impl Fmt<'_> {
                     close_at,
                     fill: Fill::OnePerLine,
                     comma_single: open == "(",
+                    trailing_comma: true,
                 };
                 self.delimited(d, &starts, |f, i| f.pattern(&items[i], false))
             }

@@ -12,6 +12,7 @@ mod durable_cmd;
 mod fmt_cmd;
 mod notes;
 mod observe;
+mod repl;
 mod run;
 mod test_cmd;
 mod trace_cmd;
@@ -113,6 +114,18 @@ enum Command {
         #[arg(long)]
         diff: bool,
     },
+    /// Read, check and run Kora entries one at a time; what each defines stays for the next
+    Repl {
+        /// Answer every model call from this cassette; a call it lacks is an error (no network)
+        #[arg(long, value_name = "FILE", conflicts_with = "record")]
+        replay: Option<PathBuf>,
+        /// Call the model for every model call and write the answers to this cassette at the end
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+        /// Model calls use this `[models]` entry unless a call, block or agent names another
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+    },
     /// Report every syntax and type error without running anything
     Check {
         /// The `.ko` files to check
@@ -174,7 +187,10 @@ fn observe(report: Option<Report>, no_trace: bool) -> observe::Observe {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Run { .. } | Command::Test { .. }) {
+    if matches!(
+        cli.command,
+        Command::Run { .. } | Command::Test { .. } | Command::Repl { .. }
+    ) {
         if let Err(why) = kora_runtime::check_width_setting() {
             eprintln!("kora: {why}");
             return ExitCode::from(2);
@@ -233,6 +249,15 @@ fn main() -> ExitCode {
         }),
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),
         Command::Check { files } => check::check(&files),
+        Command::Repl {
+            replay,
+            record,
+            model,
+        } => repl::repl(repl::ReplOpts {
+            replay,
+            record,
+            model,
+        }),
         Command::Fmt { paths, check, diff } => {
             fmt_cmd::fmt(fmt_cmd::FmtOpts { paths, check, diff })
         }

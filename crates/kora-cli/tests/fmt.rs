@@ -62,8 +62,16 @@ fn check_and_diff_change_nothing_then_fmt_rewrites_in_place() {
         "{}",
         diff.stdout
     );
-    assert!(diff.stdout.contains("\n-def f(a:int,b:int)->int:\n"), "{}", diff.stdout);
-    assert!(diff.stdout.contains("\n+def f(a: int, b: int) -> int:\n"), "{}", diff.stdout);
+    assert!(
+        diff.stdout.contains("\n-def f(a:int,b:int)->int:\n"),
+        "{}",
+        diff.stdout
+    );
+    assert!(
+        diff.stdout.contains("\n+def f(a: int, b: int) -> int:\n"),
+        "{}",
+        diff.stdout
+    );
     assert_eq!(read(&d, "a.ko"), UGLY, "--diff wrote a file");
 
     let fmt = run_in(&d, &["fmt"]);

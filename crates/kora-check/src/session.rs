@@ -54,10 +54,12 @@ impl Refused {
                 path: PathBuf::from(REPL_NAME),
                 source: Arc::from(""),
                 diagnostics: vec![Diagnostic::error(
-                    crate::codes::NOT_YET,
+                    crate::codes::SESSION_ENTRY,
                     message,
                     Span::default(),
-                )],
+                )
+                .with_label("this entry")
+                .with_help("leave with `:quit` and start a new `kora repl`")],
             }],
         }
     }
@@ -158,16 +160,10 @@ impl Session {
         })
     }
 
-    /// The type the checker gives `expr` where the next entry would stand; commits nothing.
-    pub fn type_of(&self, expr: &str) -> Result<String, Refused> {
-        let c = self.lower(expr)?;
-        match c.echo {
-            Some(t) => Ok(t.to_string()),
-            None => Err(Refused::internal(format!(
-                "`:type` takes an expression, not a statement: `{}`",
-                expr.trim()
-            ))),
-        }
+    /// The type the checker gives `expr` where the next entry would stand; `None` when
+    /// the text is a statement, not an expression. Commits nothing.
+    pub fn type_of(&self, expr: &str) -> Result<Option<String>, Refused> {
+        Ok(self.lower(expr)?.echo.map(|t| t.to_string()))
     }
 
     /// The program as of the last accepted entry.

@@ -243,6 +243,28 @@ mod terminal {
             }
         }
 
+        /// Sends SIGINT (what Ctrl-C sends) until the output shows `text`: the entry may
+        /// not have started running when the first one arrives.
+        fn interrupt_until(&mut self, text: &str) {
+            let start = Instant::now();
+            loop {
+                let _ = Command::new("kill")
+                    .args(["-INT", &self.child.id().to_string()])
+                    .status();
+                if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(200)) {
+                    self.seen.push_str(&String::from_utf8_lossy(&bytes));
+                }
+                if self.seen[self.from..].contains(text) {
+                    return self.expect(text);
+                }
+                assert!(
+                    start.elapsed() < WATCHDOG,
+                    "Ctrl-C never stopped the entry:\n{}",
+                    self.seen
+                );
+            }
+        }
+
         fn type_line(&mut self, line: &str) {
             self.master
                 .write_all(format!("{line}\r").as_bytes())
@@ -282,6 +304,17 @@ mod terminal {
         t.type_line("\x1b[A");
         t.expect("area(2, 3) + 1");
         t.expect("7");
+        t.expect(">>> ");
+        // Ctrl-C stops a running entry, not the session.
+        t.type_line("while True:");
+        t.expect("... ");
+        t.type_line("    pass");
+        t.expect("... ");
+        t.type_line("");
+        t.interrupt_until("E1019");
+        t.expect(">>> ");
+        t.type_line("area(1, 1)");
+        t.expect("1");
         t.expect(">>> ");
         t.type_line(":quit");
         let status = t.child.wait().expect("the session ends");

@@ -7,6 +7,7 @@
 //! error is shown with its code and changes nothing; a run-time error is shown
 //! with its code and stack, and what the entry did before it stays done.
 
+mod interrupt;
 mod reader;
 
 use std::io::Write;
@@ -120,6 +121,9 @@ fn session(opts: ReplOpts) -> u8 {
     let mut out = std::io::LineWriter::new(stdout.lock());
     let mut interp = kora_runtime::Interp::new(session.program(), &mut out);
     interp.set_models(models);
+    if interrupt::install() {
+        interp.interrupt_on(&interrupt::PRESSED);
+    }
     loop {
         let text = match reader.entry() {
             Read::Entry(t) => t,
@@ -133,7 +137,8 @@ fn session(opts: ReplOpts) -> u8 {
                 "q" | "quit" | "exit" => break,
                 "help" | "h" | "?" => print!("{HELP}"),
                 "type" | "t" if !arg.trim().is_empty() => match session.type_of(arg.trim()) {
-                    Ok(ty) => println!("{ty}"),
+                    Ok(Some(ty)) => println!("{ty}"),
+                    Ok(None) => eprintln!("`:type` takes an expression, not a statement"),
                     Err(r) => show_refused(&r),
                 },
                 "type" | "t" => eprintln!("usage: :type EXPR"),
@@ -149,6 +154,8 @@ fn session(opts: ReplOpts) -> u8 {
             }
         };
         let program = entry.program.clone();
+        // A Ctrl-C pressed while nothing ran is not meant for this entry.
+        interrupt::PRESSED.store(false, std::sync::atomic::Ordering::Relaxed);
         if let Err(why) = interp.adopt(entry.program) {
             eprintln!("error: {why}; this is a bug in Kora");
             break;

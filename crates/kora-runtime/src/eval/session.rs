@@ -48,6 +48,13 @@ impl Interp<'_> {
         Ok(())
     }
 
+    /// Watches `flag` before every statement: when something (a Ctrl-C handler) sets it,
+    /// the running code stops with E1019. Costs one test per statement.
+    pub fn interrupt_on(&mut self, flag: &'static std::sync::atomic::AtomicBool) {
+        self.interrupt = Some(flag);
+        self.watched = true;
+    }
+
     /// Runs one entry's statements (`body`, a function of the entry module) against the
     /// module state earlier entries left; returns what the body returned (`None` unless
     /// the entry ends with an expression).

@@ -305,13 +305,6 @@ mod terminal {
         t.expect("area(2, 3) + 1");
         t.expect("7");
         t.expect(">>> ");
-        // On a terminal `input()` reads the keyboard while the entry runs.
-        t.type_line("said = input()");
-        t.type_line("hello there");
-        t.expect(">>> ");
-        t.type_line("said");
-        t.expect("'hello there'");
-        t.expect(">>> ");
         // Ctrl-C stops a running entry, not the session.
         t.type_line("while True:");
         t.expect("... ");

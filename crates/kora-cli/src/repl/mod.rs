@@ -119,14 +119,7 @@ fn session(opts: ReplOpts) -> u8 {
     let mut session = Session::new(&cwd);
     let stdout = std::io::stdout();
     let mut out = std::io::LineWriter::new(stdout.lock());
-    // On a terminal the line editor reads the keyboard itself, so `input()` may read
-    // stdin while an entry runs; piped, stdin is the entries.
-    let stdin = std::io::stdin();
-    let mut keyboard = reader.interactive().then(|| stdin.lock());
     let mut interp = kora_runtime::Interp::new(session.program(), &mut out);
-    if let Some(k) = keyboard.as_mut() {
-        interp.set_input(k);
-    }
     interp.set_models(models);
     if interrupt::install() {
         interp.interrupt_on(&interrupt::PRESSED);

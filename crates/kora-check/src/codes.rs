@@ -9,6 +9,8 @@ pub const NO_MEMBER: &str = "E0106";
 pub const DUPLICATE_TYPE: &str = "E0107";
 pub const UNKNOWN_STD_MODULE: &str = "E0108";
 pub const USE_NEEDS_AS: &str = "E0109";
+/// `kora repl` could not add an entry to its session (it would renumber what is defined).
+pub const SESSION_ENTRY: &str = "E0150";
 pub const MISSING_PARAM_TYPE: &str = "E0201";
 pub const MISSING_RETURN_TYPE: &str = "E0202";
 pub const EMPTY_NEEDS_TYPE: &str = "E0203";

@@ -26,7 +26,7 @@ pub struct BuiltinId(pub u16);
 pub struct Sym(pub u32);
 
 /// A whole program: every module reached from the entry file, and the record types they declare.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Program {
     pub modules: Vec<Module>,
     /// The file `kora run` was given.
@@ -83,7 +83,7 @@ impl Program {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Module {
     pub id: ModId,
     /// Canonical path on disk (or a display name for in-memory sources).
@@ -99,7 +99,7 @@ pub struct Module {
     pub tests: Vec<(String, Arc<Function>)>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RecordType {
     pub id: TypeId,
     pub name: String,
@@ -109,14 +109,14 @@ pub struct RecordType {
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FieldDef {
     pub name: Sym,
     pub ty: Ty,
     pub default: Option<Expr>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Function {
     pub name: String,
     pub kind: FuncKind,
@@ -147,7 +147,7 @@ pub struct Function {
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Param {
     pub name: Sym,
     pub slot: u32,
@@ -166,13 +166,13 @@ pub enum Capture {
     Slot(u32),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Stmt {
     pub kind: StmtKind,
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum StmtKind {
     Expr(Expr),
     Assign(Target, Expr),
@@ -244,7 +244,7 @@ pub enum StmtKind {
 }
 
 /// One `parallel for` loop, as the runtime needs it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ParallelFor {
     pub target: Target,
     pub iter: Expr,
@@ -258,7 +258,7 @@ pub struct ParallelFor {
 }
 
 /// One `budget(...)` block: its limits in written order, then its body.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct BudgetBlock {
     pub limits: Vec<(BudgetArg, Expr)>,
     pub body: Vec<Stmt>,
@@ -295,7 +295,7 @@ impl BudgetArg {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Arm {
     pub pattern: Pattern,
     pub guard: Option<Expr>,
@@ -303,7 +303,7 @@ pub struct Arm {
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Pattern {
     Wildcard,
     Bind(Target),
@@ -324,7 +324,7 @@ pub enum OutcomeTagPat {
     Failed,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Target {
     Local(u32),
     Cell(u32),
@@ -340,13 +340,13 @@ pub enum Target {
     Discard,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ExprKind {
     Int(i64),
     Float(f64),
@@ -404,14 +404,14 @@ pub enum ExprKind {
     Classified(Box<Expr>, String),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AskHumanCall {
     pub question: Expr,
     /// Structural identity: `file:function#index`, as for `analyze`.
     pub site: String,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StdCall {
     pub func: crate::std_api::StdFn,
     /// The receiver of a method (`db` in `db.query(...)`).
@@ -424,7 +424,7 @@ pub struct StdCall {
     pub site: String,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AnalyzeCall {
     pub data: Expr,
     pub prompt: Expr,
@@ -448,13 +448,13 @@ pub struct AnalyzeCall {
 /// An `on tool_call` / `on tool_result` / `on token` block. It runs in the frame of the statement it
 /// hangs off: its parameters are that frame's slots, and a `return` in it answers the
 /// loop (the text that replaces the tool, or the replacement result) instead of the function.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ToolHandler {
     pub params: Vec<Target>,
     pub body: Vec<Stmt>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Args {
     pub positional: Vec<Expr>,
     pub keywords: Vec<(Sym, Expr)>,
@@ -462,7 +462,7 @@ pub struct Args {
     pub star: Vec<(usize, Expr)>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum FPart {
     Lit(u32),
     Field {
@@ -481,7 +481,7 @@ pub enum CompKind {
     Generator,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Comp {
     pub kind: CompKind,
     pub elt: Expr,
@@ -489,7 +489,7 @@ pub struct Comp {
     pub clauses: Vec<CompFor>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct CompFor {
     pub target: Target,
     pub iter: Expr,

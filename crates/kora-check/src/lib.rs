@@ -27,6 +27,7 @@ mod lower_test;
 mod lower_tools;
 pub mod names;
 pub mod scope;
+pub mod session;
 pub mod std_api;
 pub mod suggest;
 pub mod typeexpr;
@@ -130,19 +131,7 @@ pub fn check_program_with(
     let mut diags: Vec<Vec<Diagnostic>> =
         loaded.files.iter().map(|f| f.diagnostics.clone()).collect();
     for (i, f) in loaded.files.iter().enumerate() {
-        let sc = &scopes[i];
-        let mut info = ModInfo {
-            display: f.display.clone(),
-            globals: sc.globals.clone(),
-            ..ModInfo::default()
-        };
-        for (gi, g) in sc.globals.iter().enumerate() {
-            info.global_ix.insert(g.clone(), gi as u32);
-        }
-        info.global_tys = vec![Ty::Any; sc.globals.len()];
-        for (span, target) in &f.uses {
-            info.uses.insert(*span, hir::ModId(*target as u32));
-        }
+        let mut info = mod_info(f, &scopes[i]);
         let mut ext_aliases = FxHashMap::default();
         lower_external::register_top_level(
             &mut ctx,
@@ -152,30 +141,22 @@ pub fn check_program_with(
             &mut ext_aliases,
         );
         info.ext_aliases = ext_aliases;
-        for s in &f.ast.stmts {
-            if let StmtKind::Use(u) = &s.kind {
-                if let ast::UseTarget::Std(n) = &u.target {
-                    if let Some(m) = std_api::StdMod::from_name(&n.name) {
-                        let name = u.alias.as_ref().unwrap_or(n).name.clone();
-                        info.std_aliases.insert(name, m);
-                    }
-                }
-                if let (ast::UseTarget::File { span, .. }, Some(alias)) = (&u.target, &u.alias) {
-                    if let Some(t) = f.uses.get(span) {
-                        info.mod_aliases
-                            .insert(alias.name.clone(), hir::ModId(*t as u32));
-                    }
-                }
-            }
-        }
         ctx.mods.push(info);
     }
     read_tool_caches(&mut ctx, &loaded.files[loaded.entry].path, sources);
     lower_std::register_std_records(&mut ctx, hir::ModId(loaded.entry as u32));
-    collect_types(&loaded, &mut ctx, &mut diags);
+    let parts: Vec<(usize, &[ast::Stmt])> = loaded
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i, f.ast.stmts.as_slice()))
+        .collect();
+    let displays: Vec<String> = loaded.files.iter().map(|f| f.display.clone()).collect();
+    collect_types(&parts, &displays, &mut ctx, &mut diags);
     let any_eval = loaded.files.iter().any(|f| lower_eval::uses_eval(&f.ast));
     lower_eval::register_judgement(&mut ctx, any_eval, hir::ModId(loaded.entry as u32));
-    collect_sigs(&loaded, &mut ctx, &mut diags);
+    let sig_parts: Vec<SigPart<'_>> = parts.iter().map(|&(i, s)| (i, s, s)).collect();
+    collect_sigs(&sig_parts, &mut ctx);
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
     let mut file_facts: Vec<facts::Facts> = (0..loaded.files.len())
@@ -312,6 +293,48 @@ fn read_tool_caches(ctx: &mut Ctx, entry: &Path, sources: &dyn Sources) {
     }
 }
 
+/// What other modules may know of one file before it is lowered: its globals and its `use`s.
+pub(crate) fn mod_info(f: &loader::LoadedFile, sc: &scope::ScopeTable) -> ModInfo {
+    let mut info = ModInfo {
+        display: f.display.clone(),
+        globals: sc.globals.clone(),
+        ..ModInfo::default()
+    };
+    for (gi, g) in sc.globals.iter().enumerate() {
+        info.global_ix.insert(g.clone(), gi as u32);
+    }
+    info.global_tys = vec![Ty::Any; sc.globals.len()];
+    note_uses(&mut info, &f.uses, &f.ast.stmts);
+    info
+}
+
+/// Records the top-level `use`s among `stmts` (`uses` maps each path literal to its file).
+pub(crate) fn note_uses(
+    info: &mut ModInfo,
+    uses: &FxHashMap<kora_syntax::Span, usize>,
+    stmts: &[ast::Stmt],
+) {
+    for (span, target) in uses {
+        info.uses.insert(*span, hir::ModId(*target as u32));
+    }
+    for s in stmts {
+        if let StmtKind::Use(u) = &s.kind {
+            if let ast::UseTarget::Std(n) = &u.target {
+                if let Some(m) = std_api::StdMod::from_name(&n.name) {
+                    let name = u.alias.as_ref().unwrap_or(n).name.clone();
+                    info.std_aliases.insert(name, m);
+                }
+            }
+            if let (ast::UseTarget::File { span, .. }, Some(alias)) = (&u.target, &u.alias) {
+                if let Some(t) = uses.get(span) {
+                    info.mod_aliases
+                        .insert(alias.name.clone(), hir::ModId(*t as u32));
+                }
+            }
+        }
+    }
+}
+
 /// A record type's description without its default expressions (the server never runs them).
 fn copy_record(r: &hir::RecordType) -> hir::RecordType {
     hir::RecordType {
@@ -333,10 +356,16 @@ fn copy_record(r: &hir::RecordType) -> hir::RecordType {
 }
 
 /// Registers every `type` declaration of every file: types are global across a package.
-fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnostic>]) {
+/// `parts` are (file index, statements); `displays[i]` names file `i` in messages.
+pub(crate) fn collect_types(
+    parts: &[(usize, &[ast::Stmt])],
+    displays: &[String],
+    ctx: &mut Ctx,
+    diags: &mut [Vec<Diagnostic>],
+) {
     let mut decls: Vec<(usize, &ast::RecordDecl)> = Vec::new();
-    for (i, f) in loaded.files.iter().enumerate() {
-        for s in &f.ast.stmts {
+    for &(i, stmts) in parts {
+        for s in stmts {
             match &s.kind {
                 StmtKind::Record(r) => {
                     if let Some(&prev) = ctx.type_ix.get(&r.name.name) {
@@ -350,7 +379,9 @@ fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagno
                             .with_label("second declaration")
                             .with_note(format!(
                                 "first declared in {}",
-                                loaded.files[p.module.0 as usize].display
+                                displays
+                                    .get(p.module.0 as usize)
+                                    .map_or("another file", String::as_str)
                             ))
                             .with_help("a type is one thing across the files of a program: rename one of them"),
                         );
@@ -376,8 +407,8 @@ fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagno
         }
     }
     // Aliases may name records and each other: resolve after every name exists.
-    for (i, f) in loaded.files.iter().enumerate() {
-        for s in &f.ast.stmts {
+    for &(i, stmts) in parts {
+        for s in stmts {
             if let StmtKind::TypeAlias { name, ty } = &s.kind {
                 let mut d = Vec::new();
                 let t = ctx.type_scope().lower(ty, &mut d);
@@ -403,20 +434,31 @@ fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagno
     }
 }
 
+/// (file index, every top-level statement of the file, the statements whose `def`s to register).
+pub(crate) type SigPart<'a> = (usize, &'a [ast::Stmt], &'a [ast::Stmt]);
+
 /// Signatures of top-level functions bound exactly once, so calls to them can be checked.
-fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnostic>]) {
-    for (i, f) in loaded.files.iter().enumerate() {
-        let mut count: FxHashMap<&str, u32> = FxHashMap::default();
-        for s in &f.ast.stmts {
+/// A name bound more than once loses any signature it had: a call checks nothing then.
+pub(crate) fn collect_sigs(parts: &[SigPart<'_>], ctx: &mut Ctx) {
+    for &(i, all, new) in parts {
+        let mut count: FxHashMap<String, u32> = FxHashMap::default();
+        let defs: rustc_hash::FxHashSet<&str> = all
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Def(d) => Some(d.name.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        for s in all {
             match &s.kind {
-                StmtKind::Def(d) => *count.entry(d.name.name.as_str()).or_default() += 1,
+                StmtKind::Def(d) => *count.entry(d.name.name.clone()).or_default() += 1,
                 StmtKind::Assign { targets, .. } => {
                     for t in targets {
                         let mut ns = Vec::new();
                         scope::collect_target_names(t, &mut ns);
                         for n in ns {
-                            if let Some(name) = leak_name(f, &n) {
-                                *count.entry(name).or_default() += 1;
+                            if defs.contains(n.as_str()) {
+                                *count.entry(n).or_default() += 1;
                             }
                         }
                     }
@@ -424,9 +466,12 @@ fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnos
                 _ => {}
             }
         }
-        for s in &f.ast.stmts {
+        for s in new {
             let StmtKind::Def(d) = &s.kind else { continue };
-            if count.get(d.name.name.as_str()) != Some(&1) {
+            if count.get(&d.name.name) != Some(&1) {
+                if let Some(&g) = ctx.mods[i].global_ix.get(&d.name.name) {
+                    ctx.mods[i].sigs.remove(&g);
+                }
                 continue;
             }
             let mut sink = Vec::new();
@@ -463,25 +508,12 @@ fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnos
                 info.global_tys[g as usize] = Ty::Func;
             }
         }
-        let _ = &diags[i];
     }
-}
-
-/// A name as a `&str` borrowed from the file's tree, when the tree holds it.
-fn leak_name<'f>(f: &'f loader::LoadedFile, name: &str) -> Option<&'f str> {
-    for s in &f.ast.stmts {
-        if let StmtKind::Def(d) = &s.kind {
-            if d.name.name == name {
-                return Some(d.name.name.as_str());
-            }
-        }
-    }
-    None
 }
 
 /// A module's name in effect sites: its path relative to the entry file's folder,
 /// so a cassette recorded in one checkout replays in another.
-fn site_name(path: &Path, entry: &Path) -> String {
+pub(crate) fn site_name(path: &Path, entry: &Path) -> String {
     let base = entry.parent().unwrap_or(Path::new(""));
     let rel = path.strip_prefix(base).unwrap_or(path);
     rel.to_string_lossy().replace('\\', "/")

@@ -29,6 +29,7 @@ pub struct Sig {
 }
 
 /// Program-wide tables shared by every module's lowering.
+#[derive(Clone)]
 pub struct Ctx {
     pub names: Interner,
     pub strings: Vec<String>,
@@ -42,7 +43,7 @@ pub struct Ctx {
 }
 
 /// What other modules may know of one module before it is lowered.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct ModInfo {
     pub display: String,
     pub globals: Vec<String>,
@@ -213,6 +214,17 @@ impl<'a> Lowerer<'a> {
 
     /// Lowers the module's top level into its body function.
     pub fn module_body(&mut self, stmts: &[ast::Stmt], name: &str) -> Arc<hir::Function> {
+        self.module_body_with(stmts, None, name).0
+    }
+
+    /// `module_body`, then `tail`'s value returned from the body (a REPL entry's echo),
+    /// with its type.
+    pub fn module_body_with(
+        &mut self,
+        stmts: &[ast::Stmt],
+        tail: Option<&ast::Expr>,
+        name: &str,
+    ) -> (Arc<hir::Function>, Option<Ty>) {
         self.fns.push(FnState {
             name: "<module>".into(),
             scope: Span::new(0, self.source.len() as u32),
@@ -234,9 +246,17 @@ impl<'a> Lowerer<'a> {
             bound_globals: FxHashSet::default(),
             branch: None,
         });
-        let body = self.block(stmts);
+        let mut body = self.block(stmts);
+        let tail_ty = tail.map(|e| {
+            let (x, t) = self.expr(e);
+            body.push(hir::Stmt {
+                kind: hir::StmtKind::Return(Some(x)),
+                span: e.span,
+            });
+            t
+        });
         let f = self.fns.pop().expect("pushed above");
-        Arc::new(hir::Function {
+        let function = Arc::new(hir::Function {
             name: name.to_string(),
             kind: FuncKind::Def,
             module: self.m,
@@ -255,7 +275,8 @@ impl<'a> Lowerer<'a> {
             isolated: false,
             model: None,
             span: Span::default(),
-        })
+        });
+        (function, tail_ty)
     }
 
     pub fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<hir::Stmt> {

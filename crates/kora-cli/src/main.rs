@@ -1,7 +1,7 @@
 //! The `kora` binary: parses the command line and hands each command to its module; exit codes live here.
 //!
 //! Exit codes: 0 success, 1 the program (or a test) failed at run time (for `kora audit`: a
-//! file could not be read or parsed),
+//! file could not be read or parsed; for `kora fmt --check`: a file would change),
 //! 2 usage or compile error, 3 a durable run suspended on `ask_human`.
 
 mod allocator;
@@ -10,9 +10,11 @@ mod check;
 mod diagnostics;
 mod durable_cmd;
 mod externals;
+mod fmt_cmd;
 mod mcp_cmd;
 mod notes;
 mod observe;
+mod repl;
 mod run;
 mod test_cmd;
 mod trace_cmd;
@@ -103,6 +105,29 @@ enum Command {
         /// A run id (or its start) from .kora/traces/, or a trace file's path
         run: Option<String>,
     },
+    /// Format .ko files in place, in one canonical layout (`kora.toml [fmt]` sets it)
+    Fmt {
+        /// Files or folders to format (default: the current folder); `-` reads stdin and writes stdout
+        paths: Vec<PathBuf>,
+        /// Change nothing; list the files that would change and exit 1 if there are any
+        #[arg(long)]
+        check: bool,
+        /// Change nothing; print a unified diff of what would change and exit 1 if anything would
+        #[arg(long)]
+        diff: bool,
+    },
+    /// Read, check and run Kora entries one at a time; what each defines stays for the next
+    Repl {
+        /// Answer every model call from this cassette; a call it lacks is an error (no network)
+        #[arg(long, value_name = "FILE", conflicts_with = "record")]
+        replay: Option<PathBuf>,
+        /// Call the model for every model call and write the answers to this cassette at the end
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+        /// Model calls use this `[models]` entry unless a call, block or agent names another
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+    },
     /// Report every syntax and type error without running anything
     Check {
         /// The `.ko` files to check
@@ -185,7 +210,10 @@ fn observe(report: Option<Report>, no_trace: bool) -> observe::Observe {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Run { .. } | Command::Test { .. }) {
+    if matches!(
+        cli.command,
+        Command::Run { .. } | Command::Test { .. } | Command::Repl { .. }
+    ) {
         if let Err(why) = kora_runtime::check_width_setting() {
             eprintln!("kora: {why}");
             return ExitCode::from(2);
@@ -247,6 +275,18 @@ fn main() -> ExitCode {
         Command::Mcp {
             command: McpCommand::List { name, dir },
         } => mcp_cmd::list(&name, dir),
+        Command::Repl {
+            replay,
+            record,
+            model,
+        } => repl::repl(repl::ReplOpts {
+            replay,
+            record,
+            model,
+        }),
+        Command::Fmt { paths, check, diff } => {
+            fmt_cmd::fmt(fmt_cmd::FmtOpts { paths, check, diff })
+        }
         Command::Audit { path, json } => audit_cmd::audit(path, json),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
         Command::Runs { dir } => durable_cmd::runs(dir),

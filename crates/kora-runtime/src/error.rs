@@ -22,6 +22,8 @@ pub mod codes {
     pub const CONFIG: &str = "E1016";
     pub const REPLAY_MISS: &str = "E1017";
     pub const MODEL_IN_GUARD: &str = "E1018";
+    /// Ctrl-C stopped the entry `kora repl` was running.
+    pub const INTERRUPTED: &str = "E1019";
     pub const EFFECT_REFUSED: &str = "E1101";
     pub const BAD_PATTERN: &str = "E1102";
     pub const NOT_ENCODABLE: &str = "E1103";

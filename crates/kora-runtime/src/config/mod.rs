@@ -83,6 +83,8 @@ const TOP_TABLES: &[&str] = &[
     "python",
     "dependencies",
     "package",
+    // `kora fmt`'s table: read (strictly) by kora-fmt, nothing a run uses.
+    "fmt",
 ];
 const ENTRY_KEYS: &[&str] = &[
     "name",
@@ -415,6 +417,14 @@ mod tests {
         let e = parse("[modles]\n").expect_err("strict");
         assert!(e.message.contains("[modles]"));
         assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn the_formatter_table_is_accepted_and_does_not_steer_a_run() {
+        let c =
+            parse("[models]\nfast = \"ollama:llama3\"\n[fmt]\nline_length = 100\n").expect("valid");
+        assert!(!c.table_digests.contains_key("fmt"));
+        assert!(c.table_digests.contains_key("models"));
     }
 
     #[test]

@@ -54,6 +54,15 @@ impl Interp<'_> {
                 ));
             }
         }
+        if self
+            .interrupt
+            .is_some_and(|i| i.swap(false, std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(RtError::new(
+                codes::INTERRUPTED,
+                "interrupted (Ctrl-C); what ran before it stays done",
+            ));
+        }
         if let Some((winner, me)) = &self.race {
             if winner.load(std::sync::atomic::Ordering::Acquire) < *me {
                 return Err(RtError::new(

@@ -123,6 +123,8 @@ pub struct Interp<'io> {
     pub(crate) race: Option<(std::sync::Arc<std::sync::atomic::AtomicUsize>, usize)>,
     /// A debugger or a stop flag wants to see every statement: one test per statement for both.
     pub(crate) watched: bool,
+    /// Set by Ctrl-C in `kora repl`: the running entry stops at its next statement.
+    pub(crate) interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     /// The next call of an isolated agent is the one this worker was made for: run it here.
     pub(crate) enter_isolated: bool,
     /// Active `with context(...)` blocks, innermost last (see `agents/context_fence.rs`).
@@ -176,6 +178,7 @@ impl<'io> Interp<'io> {
             stop: None,
             race: None,
             watched: false,
+            interrupt: None,
             enter_isolated: false,
             fences: Vec::new(),
             budget: None,

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ureq::Agent;
 
+use crate::cancel::Cancel;
 use crate::config::{Api, ApiKey, ModelEntry, Settings};
+use crate::redact::{display_url, Redactor};
 use crate::request::{build_body, Request};
 use crate::response::{error_message, parse_reply, Reply, Usage};
 use crate::retry::{self, Jitter, Next, Stop};
@@ -32,7 +34,8 @@ pub struct Attempt {
     pub error: Option<String>,
 }
 
-/// A model call that produced no reply. `cause` is fit for `Failed(reason)`.
+/// A model call that produced no reply. `cause` is fit for `Failed(reason)`: it has passed
+/// the redaction (`redact.rs`), so it names no key, credential or URL password.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallFailure {
     /// e.g. `HTTP 503 from http://127.0.0.1:PORT/v1/chat/completions after 4 attempts: overloaded`.
@@ -46,12 +49,33 @@ pub struct CallFailure {
     pub shown_output: bool,
     /// Tokens reported across all attempts: spent tokens stay spent.
     pub usage: Usage,
-    /// Whether the deadline ended the call (cut a request short or left no time to retry).
+    /// Whether the caller's deadline (a budget's time) ended the call.
     pub deadline_reached: bool,
+    /// Whether `call_timeout_secs` ended the call.
+    pub call_timed_out: bool,
+    /// Whether the caller cancelled the call (`Cancel`): a `first` race decided elsewhere.
+    pub cancelled: bool,
     /// The last HTTP status seen, if any.
     pub status: Option<u16>,
     /// One record per attempt.
     pub attempt_log: Vec<Attempt>,
+}
+
+impl CallFailure {
+    fn before_sending(cause: String) -> CallFailure {
+        CallFailure {
+            cause,
+            retryable: false,
+            attempts: 0,
+            shown_output: false,
+            usage: Usage::default(),
+            deadline_reached: false,
+            call_timed_out: false,
+            cancelled: false,
+            status: None,
+            attempt_log: Vec::new(),
+        }
+    }
 }
 
 impl fmt::Display for CallFailure {
@@ -73,7 +97,9 @@ struct Cause {
     retry_after: Option<Duration>,
     usage: Usage,
     shown: bool,
-    cut_by_deadline: bool,
+    /// A timeout that fired because the call's limit (its deadline or `call_timeout_secs`)
+    /// came, not because the provider went quiet for `timeout_secs`.
+    at_limit: bool,
 }
 
 impl Cause {
@@ -86,7 +112,7 @@ impl Cause {
             retry_after: None,
             usage: Usage::default(),
             shown: false,
-            cut_by_deadline: false,
+            at_limit: false,
         }
     }
 
@@ -112,32 +138,57 @@ pub fn human_duration(d: Duration) -> String {
     }
 }
 
+fn builder(loopback: bool) -> ureq::config::ConfigBuilder<ureq::typestate::AgentScope> {
+    let mut b = Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .user_agent(concat!("kora/", env!("CARGO_PKG_VERSION")));
+    if loopback {
+        b = b.proxy(None);
+    }
+    b
+}
+
+/// The agents calls share, one for loopback endpoints (no proxy) and one for the rest.
 fn agent(loopback: bool) -> &'static Agent {
     static DIRECT: OnceLock<Agent> = OnceLock::new();
     static PROXIED: OnceLock<Agent> = OnceLock::new();
-    let make = |proxy: bool| {
-        let mut b = Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .max_redirects_will_error(false)
-            .user_agent(concat!("kora/", env!("CARGO_PKG_VERSION")));
-        if !proxy {
-            b = b.proxy(None);
-        }
-        Agent::new_with_config(b.build())
-    };
+    let make = |loopback: bool| Agent::new_with_config(builder(loopback).build());
     if loopback {
-        DIRECT.get_or_init(|| make(false))
+        DIRECT.get_or_init(|| make(true))
     } else {
-        PROXIED.get_or_init(|| make(true))
+        PROXIED.get_or_init(|| make(false))
     }
+}
+
+/// Which limit a call ran into.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// The caller's deadline (a budget's time).
+    Deadline,
+    /// `call_timeout_secs`.
+    CallTimeout,
+}
+
+/// What every attempt of one call shares.
+struct Exchange<'a> {
+    url: String,
+    /// `url` without userinfo: what messages say.
+    shown: String,
+    entry: &'a ModelEntry,
+    req: &'a Request,
+    key: Option<ApiKey>,
+    body: String,
+    redact: Redactor,
 }
 
 /// Sends one model request, retrying per [`crate::retry`], and returns the reply.
 ///
 /// - Retries wrap this one HTTP request; `settings.max_retries = 0` disables them.
-/// - `deadline` bounds everything: each request gets `min(timeout, time left)`, and no backoff
-///   sleeps past it.
+/// - `deadline` (a budget's time) and `call_timeout_secs` bound everything: each request
+///   gets `min(timeout, time left)`, no backoff sleeps past either, and a stream is cut
+///   when either comes, however steadily it sends.
 /// - With `req.stream`, answer text is handed to `on_piece` as it arrives; once any has been,
 ///   the call is never retried. A stream that showed nothing (keep-alives, role deltas, usage) is.
 /// - `Reply::usage` and `CallFailure::usage` sum every attempt's reported usage.
@@ -146,56 +197,96 @@ pub fn call(
     settings: &Settings,
     req: &Request,
     deadline: Option<Instant>,
+    on_piece: Option<&mut dyn FnMut(&str)>,
+) -> Result<Reply, CallFailure> {
+    call_cancellable(entry, settings, req, deadline, None, on_piece)
+}
+
+/// [`call`], which `cancel` can end from another thread: no attempt starts once it is
+/// cancelled, a wait between attempts ends at once, and an attempt in flight loses its
+/// connection. The failure then says `cancelled`.
+pub fn call_cancellable(
+    entry: &ModelEntry,
+    settings: &Settings,
+    req: &Request,
+    deadline: Option<Instant>,
+    cancel: Option<&Cancel>,
     mut on_piece: Option<&mut dyn FnMut(&str)>,
 ) -> Result<Reply, CallFailure> {
+    let key = entry
+        .api_key()
+        .map_err(|e| CallFailure::before_sending(e.to_string()))?;
     let url = entry.url();
-    let key = entry.api_key().map_err(|e| CallFailure {
-        cause: e.to_string(),
-        retryable: false,
-        attempts: 0,
-        shown_output: false,
-        usage: Usage::default(),
-        deadline_reached: false,
-        status: None,
-        attempt_log: Vec::new(),
-    })?;
-    let body = build_body(entry, req).to_string();
-    let agent = agent(entry.is_loopback());
+    let ex = Exchange {
+        shown: display_url(&url).into_owned(),
+        url,
+        entry,
+        req,
+        redact: Redactor::with_key(entry, key.as_ref()),
+        key,
+        body: build_body(entry, req).to_string(),
+    };
+    let shared = agent(entry.is_loopback());
     let mut rng = Jitter::from_entropy();
     let mut log: Vec<Attempt> = Vec::new();
     let mut total = Usage::default();
+    let began = Instant::now();
+    let call_limit = began.checked_add(settings.call_timeout());
+    // Whichever comes first bounds the call; the other is never reached.
+    let (limit, binding) = match (deadline, call_limit) {
+        (Some(d), Some(c)) if c < d => (Some(c), Limit::CallTimeout),
+        (Some(d), _) => (Some(d), Limit::Deadline),
+        (None, c) => (c, Limit::CallTimeout),
+    };
+    let ended = |cause: String, log: Vec<Attempt>, total: Usage| CallFailure {
+        cause: ex.redact.cleaned(&cause),
+        retryable: false,
+        attempts: log.len() as u32,
+        shown_output: false,
+        usage: total,
+        deadline_reached: binding == Limit::Deadline,
+        call_timed_out: binding == Limit::CallTimeout,
+        cancelled: false,
+        status: log.last().and_then(|a| a.status),
+        attempt_log: log,
+    };
 
     loop {
+        if cancel.is_some_and(Cancel::is_cancelled) {
+            return Err(cancelled(&ex, log, total));
+        }
         let now = Instant::now();
         let started = std::time::SystemTime::now();
-        let Some(timeout) = retry::request_timeout(settings.timeout(), deadline, now) else {
-            return Err(CallFailure {
-                cause: if log.is_empty() {
-                    format!("the deadline passed before the request to {url} was sent")
-                } else {
-                    format!("the deadline passed after {} attempts to {url}", log.len())
-                },
-                retryable: false,
-                attempts: log.len() as u32,
-                shown_output: false,
-                usage: total,
-                deadline_reached: true,
-                status: log.last().and_then(|a| a.status),
-                attempt_log: log,
-            });
+        let Some(timeout) = retry::request_timeout(settings.timeout(), limit, now) else {
+            let cause = match (binding, log.len()) {
+                (Limit::Deadline, 0) => {
+                    format!("the deadline passed before the request to {} was sent", ex.shown)
+                }
+                (Limit::Deadline, n) => {
+                    format!("the deadline passed after {n} attempts to {}", ex.shown)
+                }
+                (Limit::CallTimeout, n) => over_time(&ex, settings, n as u32),
+            };
+            return Err(ended(cause, log, total));
         };
-        let cut_by_deadline = timeout < settings.timeout();
+        // A call that can be cancelled gets an agent of its own, so shutting it down
+        // closes this call's connection and no other's.
+        let own = cancel.map(|_| Agent::new_with_config(builder(entry.is_loopback()).build()));
+        let registered = match (cancel, &own) {
+            (Some(c), Some(a)) => match c.register(a) {
+                Some(r) => Some(r),
+                None => return Err(cancelled(&ex, log, total)),
+            },
+            _ => None,
+        };
         let outcome = attempt(
-            agent,
-            &url,
-            entry.api,
-            key.as_ref(),
-            &body,
-            req.stream,
+            own.as_ref().unwrap_or(shared),
+            &ex,
             timeout,
-            deadline,
+            limit,
             &mut on_piece,
         );
+        drop(registered);
         let duration = now.elapsed();
         match outcome {
             Ok((status, mut reply)) => {
@@ -210,19 +301,53 @@ pub fn call(
                 });
                 reply.usage = total;
                 reply.attempts = log;
+                if ex.redact.has_secrets() {
+                    // A provider that echoes the key into an answer does not get it to the program.
+                    if let std::borrow::Cow::Owned(c) = ex.redact.clean_secrets(&reply.content) {
+                        reply.content = c;
+                    }
+                    for tc in &mut reply.tool_calls {
+                        scrub_json(&ex.redact, &mut tc.arguments);
+                    }
+                }
+                reply.refusal = reply.refusal.map(|r| ex.redact.cleaned(&r));
+                reply.response_id = reply.response_id.map(|r| ex.redact.cleaned(&r));
+                reply.response_model = reply.response_model.map(|r| ex.redact.cleaned(&r));
+                reply.finish_reason = reply.finish_reason.map(|r| ex.redact.cleaned(&r));
                 return Ok(reply);
             }
             Err(mut cause) => {
-                cause.cut_by_deadline |= cut_by_deadline && cause.head.starts_with("timed out");
+                if cancel.is_some_and(Cancel::is_cancelled) {
+                    // The request was sent and abandoned: the provider may have read the
+                    // prompt, so it is charged what reading it costs.
+                    if cause.usage.is_zero() {
+                        cause.usage.input_tokens = crate::token_estimate::request_tokens(entry, req);
+                    }
+                    total.add(cause.usage);
+                    log.push(Attempt {
+                        status: cause.status,
+                        started,
+                        usage: cause.usage,
+                        duration,
+                        error: Some("cancelled".into()),
+                    });
+                    let mut f = cancelled(&ex, log, total);
+                    f.shown_output = cause.shown;
+                    return Err(f);
+                }
+                cause.at_limit &= limit.is_some();
                 total.add(cause.usage);
                 log.push(Attempt {
                     status: cause.status,
                     started,
                     usage: cause.usage,
                     duration,
-                    error: Some(cause.line()),
+                    error: Some(ex.redact.cleaned(&cause.line())),
                 });
                 let attempts = log.len() as u32;
+                if cause.at_limit {
+                    return Err(at_limit(&ex, cause, binding, settings, total, log));
+                }
                 let next = if cause.shown {
                     Next::Stop(Stop::NotRetryable)
                 } else {
@@ -231,18 +356,27 @@ pub fn call(
                         cause.retryable,
                         cause.retry_after,
                         settings,
-                        deadline,
+                        limit,
                         &mut rng,
                     )
                 };
                 match next {
                     Next::RetryAfter(delay) => {
-                        if !delay.is_zero() {
-                            std::thread::sleep(delay);
+                        let woke = match cancel {
+                            Some(c) => c.sleep(delay),
+                            None => {
+                                if !delay.is_zero() {
+                                    std::thread::sleep(delay);
+                                }
+                                true
+                            }
+                        };
+                        if !woke {
+                            return Err(cancelled(&ex, log, total));
                         }
                     }
                     Next::Stop(stop) => {
-                        return Err(failure(cause, stop, attempts, total, log));
+                        return Err(failure(&ex, cause, stop, binding, settings, total, log));
                     }
                 }
             }
@@ -250,13 +384,75 @@ pub fn call(
     }
 }
 
-fn failure(
+/// `call_timeout_secs` ran out.
+fn over_time(ex: &Exchange, settings: &Settings, attempts: u32) -> String {
+    let mut text = format!(
+        "the call to {} took longer than call_timeout_secs ({})",
+        ex.shown,
+        human_duration(settings.call_timeout())
+    );
+    if attempts > 1 {
+        text.push_str(&format!(" over {attempts} attempts"));
+    }
+    text
+}
+
+fn cancelled(ex: &Exchange, log: Vec<Attempt>, usage: Usage) -> CallFailure {
+    CallFailure {
+        cause: format!(
+            "the call to {} was cancelled: its answer is no longer needed",
+            ex.shown
+        ),
+        retryable: false,
+        attempts: log.len() as u32,
+        shown_output: false,
+        usage,
+        deadline_reached: false,
+        call_timed_out: false,
+        cancelled: true,
+        status: log.last().and_then(|a| a.status),
+        attempt_log: log,
+    }
+}
+
+/// An attempt cut off by the call's limit rather than by silence.
+fn at_limit(
+    ex: &Exchange,
     cause: Cause,
-    stop: Stop,
-    attempts: u32,
+    binding: Limit,
+    settings: &Settings,
     usage: Usage,
     log: Vec<Attempt>,
 ) -> CallFailure {
+    let attempts = log.len() as u32;
+    let text = match binding {
+        Limit::Deadline => format!("{} (the deadline came)", cause.head),
+        Limit::CallTimeout => over_time(ex, settings, attempts),
+    };
+    CallFailure {
+        cause: ex.redact.cleaned(&text),
+        retryable: false,
+        attempts,
+        shown_output: cause.shown,
+        usage,
+        deadline_reached: binding == Limit::Deadline,
+        call_timed_out: binding == Limit::CallTimeout,
+        cancelled: false,
+        status: cause.status,
+        attempt_log: log,
+    }
+}
+
+fn failure(
+    ex: &Exchange,
+    cause: Cause,
+    stop: Stop,
+    binding: Limit,
+    settings: &Settings,
+    usage: Usage,
+    log: Vec<Attempt>,
+) -> CallFailure {
+    let attempts = log.len() as u32;
     let mut text = cause.head.clone();
     if attempts > 1 {
         text.push_str(&format!(" after {attempts} attempts"));
@@ -265,38 +461,54 @@ fn failure(
         text.push_str(": ");
         text.push_str(d);
     }
-    let deadline_reached = stop == Stop::Deadline || cause.cut_by_deadline;
-    if stop == Stop::Deadline {
-        text.push_str(" (the deadline left no time to retry)");
+    let at_deadline = stop == Stop::Deadline;
+    if at_deadline {
+        text.push_str(&match binding {
+            Limit::Deadline => " (the deadline left no time to retry)".to_string(),
+            Limit::CallTimeout => format!(
+                " (call_timeout_secs = {} left no time to retry)",
+                human_duration(settings.call_timeout())
+            ),
+        });
     } else if cause.shown {
         text.push_str(" (output was already shown, so it was not retried)");
     }
     CallFailure {
-        cause: text,
+        cause: ex.redact.cleaned(&text),
         retryable: cause.retryable,
         attempts,
         shown_output: cause.shown,
         usage,
-        deadline_reached,
+        deadline_reached: at_deadline && binding == Limit::Deadline,
+        call_timed_out: at_deadline && binding == Limit::CallTimeout,
+        cancelled: false,
         status: cause.status,
         attempt_log: log,
     }
 }
 
 /// Maps a transport error to a cause, classified where it was observed.
-fn classify(err: ureq::Error, url: &str, timeout: Duration) -> Cause {
+fn classify(err: ureq::Error, url: &str, timeout: Duration, limit: Option<Instant>) -> Cause {
     let timed_out = || {
-        Cause::new(
+        let mut c = Cause::new(
             format!(
                 "timed out after {} waiting for {url}",
                 human_duration(timeout)
             ),
             true,
-        )
+        );
+        // Near the limit, the limit is what fired (a stream's global timeout, or a
+        // request timeout the limit had shortened).
+        c.at_limit =
+            limit.is_some_and(|l| Instant::now() + Duration::from_millis(20) >= l);
+        c
     };
     match err {
         ureq::Error::Timeout(_) => timed_out(),
-        ureq::Error::Io(e) => classify_io(&e, url, timeout),
+        ureq::Error::Io(e) => match e.kind() {
+            ErrorKind::TimedOut | ErrorKind::WouldBlock => timed_out(),
+            _ => classify_io(&e, url),
+        },
         ureq::Error::ConnectionFailed => Cause::new(format!("could not connect to {url}"), true),
         ureq::Error::HostNotFound => Cause::new(format!("host not found for {url}"), false),
         ureq::Error::Protocol(e) => {
@@ -307,7 +519,7 @@ fn classify(err: ureq::Error, url: &str, timeout: Duration) -> Cause {
         ureq::Error::BodyExceedsLimit(n) => {
             Cause::new(format!("reply from {url} is larger than {n} bytes"), false)
         }
-        ureq::Error::BadUri(u) => Cause::new(format!("bad endpoint URL {u:?}"), false),
+        ureq::Error::BadUri(_) => Cause::new(format!("bad endpoint URL {url:?}"), false),
         other => {
             let mut c = Cause::new(format!("request to {url} failed"), false);
             c.detail = Some(other.to_string());
@@ -316,16 +528,9 @@ fn classify(err: ureq::Error, url: &str, timeout: Duration) -> Cause {
     }
 }
 
-fn classify_io(e: &std::io::Error, url: &str, timeout: Duration) -> Cause {
+fn classify_io(e: &std::io::Error, url: &str) -> Cause {
     match e.kind() {
         ErrorKind::ConnectionRefused => Cause::new(format!("connection refused by {url}"), true),
-        ErrorKind::TimedOut | ErrorKind::WouldBlock => Cause::new(
-            format!(
-                "timed out after {} waiting for {url}",
-                human_duration(timeout)
-            ),
-            true,
-        ),
         ErrorKind::ConnectionReset
         | ErrorKind::ConnectionAborted
         | ErrorKind::BrokenPipe
@@ -344,8 +549,8 @@ fn classify_io(e: &std::io::Error, url: &str, timeout: Duration) -> Cause {
 }
 
 /// An I/O error from a body reader, which may wrap a ureq error (timeouts do).
-fn classify_read(e: std::io::Error, url: &str, timeout: Duration) -> Cause {
-    classify(ureq::Error::from(e), url, timeout)
+fn classify_read(e: std::io::Error, url: &str, timeout: Duration, limit: Option<Instant>) -> Cause {
+    classify(ureq::Error::from(e), url, timeout, limit)
 }
 
 fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
@@ -355,27 +560,23 @@ fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String>
         .map(str::to_string)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn attempt(
     agent: &Agent,
-    url: &str,
-    api: Api,
-    key: Option<&ApiKey>,
-    body: &str,
-    stream: bool,
+    ex: &Exchange,
     timeout: Duration,
-    deadline: Option<Instant>,
+    limit: Option<Instant>,
     on_piece: &mut Option<&mut dyn FnMut(&str)>,
 ) -> Result<(u16, Reply), Cause> {
+    let (url, api, stream) = (ex.shown.as_str(), ex.entry.api, ex.req.stream);
     let mut cfg = agent
-        .post(url)
+        .post(&ex.url)
         .config()
         .timeout_connect(Some(timeout))
         .timeout_send_request(Some(timeout))
         .timeout_send_body(Some(timeout));
     cfg = if stream {
-        // A stream may run longer than one timeout; it is bounded by silence and the deadline.
-        let left = deadline.and_then(|d| d.checked_duration_since(Instant::now()));
+        // A stream may run longer than one timeout; it is bounded by silence and the limit.
+        let left = limit.and_then(|d| d.checked_duration_since(Instant::now()));
         cfg.timeout_global(left)
             .timeout_recv_response(Some(timeout))
             .timeout_per_read(Some(timeout))
@@ -383,15 +584,15 @@ fn attempt(
         cfg.timeout_global(Some(timeout))
     };
     let mut rb = cfg.build().header("content-type", "application/json");
-    if let Some(key) = key {
+    if let Some(key) = &ex.key {
         rb = rb.header("authorization", format!("Bearer {}", key.expose()));
     }
     if stream && api == Api::OpenAi {
         rb = rb.header("accept", "text/event-stream");
     }
     let mut resp = rb
-        .send(body.as_bytes())
-        .map_err(|e| classify(e, url, timeout))?;
+        .send(ex.body.as_bytes())
+        .map_err(|e| classify(e, url, timeout, limit))?;
     let status = resp.status().as_u16();
 
     if !(200..300).contains(&status) {
@@ -415,7 +616,7 @@ fn attempt(
         );
         c.status = Some(status);
         c.retry_after = retry_after;
-        c.detail = provider_detail(&text);
+        c.detail = provider_detail(&ex.redact.clean(&text));
         return Err(c);
     }
 
@@ -427,7 +628,7 @@ fn attempt(
             .with_config()
             .limit(MAX_BODY)
             .read_to_vec()
-            .map_err(|e| with_status(classify(e, url, timeout), status))?;
+            .map_err(|e| with_status(classify(e, url, timeout, limit), status))?;
         let reply = parse_reply(api, &bytes).map_err(|e| {
             let mut c = Cause::new(format!("malformed reply from {url}"), false);
             c.detail = Some(e.0);
@@ -437,7 +638,7 @@ fn attempt(
         // A server that ignored `stream: true` still hands its answer over, in one piece.
         if stream && !reply.content.is_empty() {
             if let Some(f) = on_piece.as_mut() {
-                f(&reply.content);
+                f(&ex.redact.clean_secrets(&reply.content));
             }
         }
         return Ok((status, reply));
@@ -454,14 +655,26 @@ fn attempt(
     let fail = |mut c: Cause, shown: bool, assembler: &Assembler| {
         c.status = Some(status);
         c.shown = shown;
-        c.usage = assembler.usage();
+        // A stream cut short after part of an answer arrived spent tokens on it: what it
+        // reported, or the estimate a reply reporting nothing is charged.
+        c.usage = if assembler.usage_reported() || !assembler.has_answer() {
+            assembler.usage()
+        } else {
+            crate::usage_estimate::usage_or_estimate(&assembler.partial(), ex.entry, ex.req)
+        };
         c
     };
     loop {
         let (events, eof) = match reader.read(&mut buf) {
             Ok(0) => (decoder.finish(), true),
             Ok(n) => (decoder.feed(&buf[..n]), false),
-            Err(e) => return Err(fail(classify_read(e, url, timeout), shown, &assembler)),
+            Err(e) => {
+                return Err(fail(
+                    classify_read(e, url, timeout, limit),
+                    shown,
+                    &assembler,
+                ))
+            }
         };
         let events = events.map_err(|e| {
             let mut c = Cause::new(format!("stream from {url} broke"), true);
@@ -471,7 +684,7 @@ fn attempt(
         for ev in &events {
             if let StreamEvent::Piece(text) = ev {
                 if let Some(f) = on_piece.as_mut() {
-                    f(text);
+                    f(&ex.redact.clean_secrets(text));
                     shown = true;
                 }
             }
@@ -487,6 +700,20 @@ fn attempt(
             );
             return Err(fail(c, shown, &assembler));
         }
+    }
+}
+
+/// Every string inside a JSON value with the configured secrets replaced.
+fn scrub_json(redact: &Redactor, v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => {
+            if let std::borrow::Cow::Owned(c) = redact.clean_secrets(s) {
+                *s = c;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| scrub_json(redact, i)),
+        serde_json::Value::Object(m) => m.values_mut().for_each(|i| scrub_json(redact, i)),
+        _ => {}
     }
 }
 

@@ -121,6 +121,9 @@ pub struct Interp<'io> {
     /// In a `first` branch: the race's winner so far, and this branch's index. A branch
     /// behind the winner cannot win, so it stops at its next statement.
     pub(crate) race: Option<(std::sync::Arc<std::sync::atomic::AtomicUsize>, usize)>,
+    /// In a `first` race's branch (or anything nested in one): cancelled once the branch
+    /// cannot win, which ends its model calls in flight (see `parallel/fan_out.rs`).
+    pub(crate) cancel: Option<kora_models::Cancel>,
     /// A debugger or a stop flag wants to see every statement: one test per statement for both.
     pub(crate) watched: bool,
     /// The next call of an isolated agent is the one this worker was made for: run it here.
@@ -173,6 +176,7 @@ impl<'io> Interp<'io> {
             lazy: None,
             stop: None,
             race: None,
+            cancel: None,
             watched: false,
             enter_isolated: false,
             fences: Vec::new(),

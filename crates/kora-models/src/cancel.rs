@@ -133,7 +133,9 @@ pub(crate) struct Registered<'a> {
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        lock(&self.token.0.state).agents.retain(|(n, _)| *n != self.n);
+        lock(&self.token.0.state)
+            .agents
+            .retain(|(n, _)| *n != self.n);
     }
 }
 

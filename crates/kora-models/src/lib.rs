@@ -5,6 +5,7 @@
 
 pub mod cancel;
 pub mod config;
+mod failure;
 pub mod image_tokens;
 pub mod redact;
 pub mod request;

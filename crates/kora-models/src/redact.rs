@@ -104,6 +104,13 @@ impl Redactor {
         !self.secrets.is_empty()
     }
 
+    /// `clean` applied to `text` where it stands; nothing is allocated when nothing changes.
+    pub fn clean_in_place(&self, text: &mut String) {
+        if let Cow::Owned(c) = self.clean(text) {
+            *text = c;
+        }
+    }
+
     /// `clean` into an owned string.
     pub fn cleaned(&self, text: &str) -> String {
         self.clean(text).into_owned()
@@ -151,42 +158,44 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Where the next `Bearer ` / `Basic ` (any case) starting a word begins at or after `from`,
+/// and the word's length with its space.
+fn next_scheme(bytes: &[u8], from: usize) -> Option<(usize, usize)> {
+    (from..bytes.len()).find_map(|i| {
+        if i > 0 && bytes[i - 1].is_ascii_alphanumeric() {
+            return None;
+        }
+        ["bearer ", "basic "].iter().find_map(|w| {
+            bytes
+                .get(i..i + w.len())
+                .filter(|b| b.eq_ignore_ascii_case(w.as_bytes()))
+                .map(|_| (i, w.len()))
+        })
+    })
+}
+
 /// `text` with the credential after each `Bearer ` / `Basic ` (any case) replaced; `None`
-/// when there is none.
+/// when there is none. Nothing is allocated for text that holds none.
 fn credentials(text: &str) -> Option<String> {
-    let lower = text.to_ascii_lowercase();
-    let mut out = String::new();
-    let mut from = 0;
-    let mut found = false;
-    let mut search = 0;
-    while let Some(at) = ["bearer ", "basic "]
-        .iter()
-        .filter_map(|w| lower[search..].find(w).map(|i| (search + i, w.len())))
-        .min()
-    {
-        let (start, len) = at;
-        // Only a word of its own: "bearer" at the start or after a non-letter.
-        let word_start = start == 0 || !lower.as_bytes()[start - 1].is_ascii_alphanumeric();
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let (mut from, mut search) = (0, 0);
+    while let Some((start, len)) = next_scheme(bytes, search) {
         let token_at = start + len;
         let token_len = text[token_at..]
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '}' | ']'))
             .unwrap_or(text.len() - token_at);
-        if word_start && token_len > 0 && &text[token_at..token_at + token_len] != REDACTED {
-            out.push_str(&text[from..token_at]);
-            out.push_str(REDACTED);
+        if token_len > 0 && &text[token_at..token_at + token_len] != REDACTED {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[from..token_at]);
+            o.push_str(REDACTED);
             from = token_at + token_len;
-            found = true;
         }
         search = token_at + token_len;
-        if search >= text.len() {
-            break;
-        }
     }
-    if !found {
-        return None;
-    }
-    out.push_str(&text[from..]);
-    Some(out)
+    let mut o = out?;
+    o.push_str(&text[from..]);
+    Some(o)
 }
 
 #[cfg(test)]
@@ -211,7 +220,10 @@ mod tests {
         for secret in ["sk-live-123456", "p%40ss-w0rd", "p@ss-w0rd", basic.as_str()] {
             assert!(!clean.contains(secret), "{secret} in {clean}");
         }
-        assert!(clean.contains("Incorrect API key provided: [redacted]"), "{clean}");
+        assert!(
+            clean.contains("Incorrect API key provided: [redacted]"),
+            "{clean}"
+        );
         // Someone else's credential, never configured here, goes too.
         assert_eq!(
             r.cleaned("header was 'Bearer abc.def', fine"),
@@ -229,7 +241,10 @@ mod tests {
             display_url("https://u:pw@host:8443/v1/chat/completions"),
             "https://host:8443/v1/chat/completions"
         );
-        assert_eq!(display_url("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1");
+        assert_eq!(
+            display_url("http://127.0.0.1:9/v1"),
+            "http://127.0.0.1:9/v1"
+        );
         assert_eq!(display_url("http://host/a@b"), "http://host/a@b");
     }
 

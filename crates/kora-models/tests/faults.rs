@@ -72,7 +72,11 @@ fn a_cancelled_call_abandons_its_request_at_once_and_never_retries() {
     // The request was read by the provider: its prompt is charged as an estimate.
     assert!(err.usage.input_tokens > 0);
     // Far below one 30 s timeout.
-    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -94,7 +98,11 @@ fn a_cancel_during_a_backoff_wakes_it() {
     t.join().expect("joins");
     assert!(err.cancelled);
     assert_eq!(fake.count(), 1);
-    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -143,7 +151,11 @@ fn a_stream_that_never_finishes_is_cut_at_the_whole_call_timeout() {
         );
         assert_eq!(fake.count(), 1, "{}", err.cause);
         // Silence never came (a frame every 100 ms), so only the 1 s limit can have ended it.
-        assert!(start.elapsed() < Duration::from_secs(8), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }
 
@@ -151,11 +163,22 @@ fn a_stream_that_never_finishes_is_cut_at_the_whole_call_timeout() {
 fn the_whole_call_timeout_bounds_retries_too() {
     let fake = FakeProvider::with_default(Behaviour::Stall(Duration::from_secs(60)));
     let start = Instant::now();
-    let err = call(&openai(&fake), &settings(0.4, 1.0, 10), &req(false), None, None).unwrap_err();
+    let err = call(
+        &openai(&fake),
+        &settings(0.4, 1.0, 10),
+        &req(false),
+        None,
+        None,
+    )
+    .unwrap_err();
     assert!(err.call_timed_out, "{}", err.cause);
     // Ten retries of 0.4 s would take over 4 s; the call gets 1 s in all.
     assert!(fake.count() <= 3, "{} requests", fake.count());
-    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -165,7 +188,14 @@ fn a_budget_deadline_before_the_call_timeout_is_the_one_reported() {
         lasting: Duration::from_secs(60),
     });
     let deadline = Some(Instant::now() + Duration::from_millis(500));
-    let err = call(&openai(&fake), &settings(5.0, 30.0, 3), &req(true), deadline, None).unwrap_err();
+    let err = call(
+        &openai(&fake),
+        &settings(5.0, 30.0, 3),
+        &req(true),
+        deadline,
+        None,
+    )
+    .unwrap_err();
     assert!(err.deadline_reached, "{}", err.cause);
     assert!(!err.call_timed_out);
 }
@@ -175,8 +205,14 @@ fn an_answer_cut_at_the_token_limit_says_so_in_both_wire_formats() {
     for entry in [openai as fn(&FakeProvider) -> ModelEntry, ollama] {
         for stream in [false, true] {
             let fake = FakeProvider::with_default(Behaviour::Truncated("Once upon a".into()));
-            let r = call(&entry(&fake), &settings(5.0, 30.0, 0), &req(stream), None, None)
-                .expect("a reply");
+            let r = call(
+                &entry(&fake),
+                &settings(5.0, 30.0, 0),
+                &req(stream),
+                None,
+                None,
+            )
+            .expect("a reply");
             assert!(r.truncated(), "stream {stream}: {:?}", r.finish_reason);
             assert_eq!(r.content, "Once upon a");
         }
@@ -258,6 +294,12 @@ fn an_echoed_key_and_url_password_never_reach_a_reason_or_an_answer() {
         .header("authorization")
         .is_some_and(|a| a.starts_with("Basic ")));
     let said = format!("{} {:?}", f.cause, f.attempt_log);
-    assert!(!said.contains("PASSWORD-xyz") && !said.contains("ann:"), "{said}");
-    assert!(!said.contains("YW5uOlBBU1NXT1JELXh5eg"), "the Basic form: {said}");
+    assert!(
+        !said.contains("PASSWORD-xyz") && !said.contains("ann:"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("YW5uOlBBU1NXT1JELXh5eg"),
+        "the Basic form: {said}"
+    );
 }

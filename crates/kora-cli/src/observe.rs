@@ -89,12 +89,18 @@ impl Session {
                 kora_telemetry::cost::report(&rec.spans, self.pricing.as_ref())
             );
         }
+        let mut saved = None;
         if self.observe.trace {
-            if let Err(e) = kora_telemetry::store::write(&self.root, &rec, &self.program) {
-                eprintln!("warning: the trace was not saved: {e}");
+            match kora_telemetry::store::write(&self.root, &rec, &self.program) {
+                Ok(path) => saved = Some(path),
+                Err(e) => eprintln!("warning: the trace was not saved: {e}"),
             }
         }
-        if let Some(w) = rec.export.as_ref().and_then(|r| r.warning()) {
+        if let Some(w) = rec
+            .export
+            .as_ref()
+            .and_then(|r| r.warning(saved.as_deref()))
+        {
             eprintln!("{w}");
         }
     }

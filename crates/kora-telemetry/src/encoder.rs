@@ -11,7 +11,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use opentelemetry_proto::tonic::trace::v1::Span;
 
-use kora_runtime::observe::trace::{AttrRef, AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus};
+use kora_runtime::observe::trace::{
+    AttrRef, AttrValue, ModelCallSpan, SpanId, SpanKind, SpanStatus,
+};
 
 use crate::export::Exporter;
 use crate::otlp::{self, nanos};

@@ -18,8 +18,11 @@ use std::time::{Duration, Instant};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
-use kora_models::redact::{display_url, Redactor};
+use kora_models::redact::display_url;
 
+pub use crate::export_config::{
+    parse_headers, traces_url, ExportConfig, Protocol, DEFAULT_TIMEOUT,
+};
 use crate::otlp;
 use crate::recorder::RunIds;
 
@@ -31,199 +34,6 @@ const QUEUED: usize = 4;
 const ATTEMPTS: u32 = 3;
 /// The longest a collector's `Retry-After` may hold the sender.
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(2);
-/// `OTEL_EXPORTER_OTLP_TIMEOUT`'s default: ten seconds a request, and for the run's end.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How spans are encoded on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
-    /// `http/protobuf`: `application/x-protobuf`, the OTLP default.
-    Protobuf,
-    /// `http/json`: OTLP JSON, `application/json`.
-    Json,
-}
-
-impl Protocol {
-    /// Reads an `OTEL_EXPORTER_OTLP_PROTOCOL` value; gRPC is refused by name.
-    pub fn parse(s: &str) -> Result<Protocol, String> {
-        match s.trim() {
-            "http/protobuf" => Ok(Protocol::Protobuf),
-            "http/json" => Ok(Protocol::Json),
-            "grpc" => Err("gRPC is not supported: use http/protobuf or http/json, which collectors serve on port 4318".into()),
-            other => Err(format!("unknown protocol {other:?}: use http/protobuf or http/json")),
-        }
-    }
-}
-
-/// Where and how a run's spans are exported.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ExportConfig {
-    /// The full URL requests are posted to (`.../v1/traces`).
-    pub url: String,
-    /// Extra headers (a hosted collector's key): never printed.
-    pub headers: Vec<(String, String)>,
-    pub protocol: Protocol,
-    /// Each request's timeout, and how long the run's end waits for the rest.
-    pub timeout: Duration,
-}
-
-impl std::fmt::Debug for ExportConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ExportConfig")
-            .field("url", &display_url(&self.url))
-            .field("headers", &self.headers.len())
-            .field("protocol", &self.protocol)
-            .field("timeout", &self.timeout)
-            .finish()
-    }
-}
-
-/// The traces URL of a collector's base URL: `/v1/traces` added, unless already there.
-pub fn traces_url(base: &str) -> String {
-    let base = base.trim();
-    if base.trim_end_matches('/').ends_with("/v1/traces") {
-        return base.to_string();
-    }
-    format!("{}/v1/traces", base.trim_end_matches('/'))
-}
-
-fn is_http(url: &str) -> bool {
-    let lower = url.to_ascii_lowercase();
-    (lower.starts_with("http://") || lower.starts_with("https://")) && url.len() > "http://".len()
-}
-
-impl ExportConfig {
-    /// What the command line, the environment and `[telemetry]` ask for, in that order of
-    /// strength; `Ok(None)` when nothing asks for export. `Err` names the setting that is
-    /// wrong (the run goes on without export).
-    pub fn resolve(
-        flag: Option<&str>,
-        toml_endpoint: Option<&str>,
-        toml_protocol: Option<&str>,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Option<ExportConfig>, String> {
-        let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-        if var("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-            || var("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
-        {
-            if flag.is_none() {
-                return Ok(None);
-            }
-        }
-        let (url, from) = if let Some(f) = flag {
-            (traces_url(f), "--otlp".to_string())
-        } else if let Some(u) = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
-            (u.trim().to_string(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT".into())
-        } else if let Some(u) = var("OTEL_EXPORTER_OTLP_ENDPOINT") {
-            (traces_url(&u), "OTEL_EXPORTER_OTLP_ENDPOINT".into())
-        } else if let Some(u) = toml_endpoint {
-            (traces_url(u), "[telemetry] endpoint".into())
-        } else {
-            return Ok(None);
-        };
-        if !is_http(&url) {
-            return Err(format!(
-                "{from} is not an http:// or https:// URL: {:?}",
-                display_url(&url)
-            ));
-        }
-        let protocol = match var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-            .map(|p| (p, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-            .or_else(|| var("OTEL_EXPORTER_OTLP_PROTOCOL").map(|p| (p, "OTEL_EXPORTER_OTLP_PROTOCOL")))
-        {
-            Some((p, name)) => Protocol::parse(&p).map_err(|e| format!("{name}: {e}"))?,
-            None => match toml_protocol {
-                Some(p) => Protocol::parse(p).map_err(|e| format!("[telemetry] protocol: {e}"))?,
-                None => Protocol::Protobuf,
-            },
-        };
-        let timeout = match var("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
-            .map(|t| (t, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"))
-            .or_else(|| var("OTEL_EXPORTER_OTLP_TIMEOUT").map(|t| (t, "OTEL_EXPORTER_OTLP_TIMEOUT")))
-        {
-            Some((t, name)) => match t.trim().parse::<u64>() {
-                Ok(ms) if (1..=600_000).contains(&ms) => Duration::from_millis(ms),
-                _ => {
-                    return Err(format!(
-                        "{name}={t:?} is not a timeout: give milliseconds from 1 to 600000"
-                    ))
-                }
-            },
-            None => DEFAULT_TIMEOUT,
-        };
-        let mut headers = Vec::new();
-        for name in ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"] {
-            if let Some(h) = var(name) {
-                for (k, v) in parse_headers(&h).map_err(|e| format!("{name}: {e}"))? {
-                    // The traces-only variable overrides the general one, key by key.
-                    headers.retain(|(old, _): &(String, String)| !old.eq_ignore_ascii_case(&k));
-                    headers.push((k, v));
-                }
-            }
-        }
-        Ok(Some(ExportConfig {
-            url,
-            headers,
-            protocol,
-            timeout,
-        }))
-    }
-
-    fn redactor(&self) -> Redactor {
-        let mut r = Redactor::default();
-        r.add_url(&self.url);
-        for (_, v) in &self.headers {
-            r.add(v);
-        }
-        r
-    }
-}
-
-/// `key1=value1,key2=value2`, values percent-decoded. An entry without `=` or with an empty
-/// key is an error naming its position (never its value, which may be a key).
-pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    for (i, part) in text.split(',').enumerate() {
-        if part.trim().is_empty() {
-            continue;
-        }
-        let Some((k, v)) = part.split_once('=') else {
-            return Err(format!("entry {} has no `=`: write key=value,key=value", i + 1));
-        };
-        let k = k.trim();
-        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
-            return Err(format!("entry {} has no usable header name", i + 1));
-        }
-        let v = percent_decode(v.trim());
-        if v.bytes().any(|b| b == b'\r' || b == b'\n') {
-            return Err(format!("entry {} has a line break in its value", i + 1));
-        }
-        out.push((k.to_string(), v));
-    }
-    Ok(out)
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = |c: u8| (c as char).to_digit(16);
-            if let (Some(h), Some(l)) = (
-                b.get(i + 1).copied().and_then(hex),
-                b.get(i + 2).copied().and_then(hex),
-            ) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 /// What an export delivered, for the one warning the CLI prints when it fell short.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -239,8 +49,8 @@ pub struct ExportReport {
 }
 
 impl ExportReport {
-    /// The warning to print, if anything was not delivered.
-    pub fn warning(&self) -> Option<String> {
+    /// The warning to print, if anything was not delivered; `trace` is the local trace file.
+    pub fn warning(&self, trace: Option<&std::path::Path>) -> Option<String> {
         if self.dropped == 0 && self.error.is_none() {
             return None;
         }
@@ -248,9 +58,17 @@ impl ExportReport {
             .error
             .clone()
             .unwrap_or_else(|| "the collector fell behind".into());
+        let spans = match self.dropped {
+            1 => "1 span of the run was".to_string(),
+            n => format!("{n} spans of the run were"),
+        };
+        let rest = match trace {
+            Some(p) => format!("the local trace {} has all of them", p.display()),
+            None => "no local trace was written (--no-trace)".to_string(),
+        };
         Some(format!(
-            "warning: {} of the run's spans were not exported to {}: {why}; the local trace file has all of them",
-            self.dropped, self.url
+            "warning: {spans} not exported to {}: {why}; {rest}",
+            self.url
         ))
     }
 }
@@ -425,7 +243,9 @@ fn post(
 ) -> Result<(), String> {
     let shown = display_url(&cfg.url);
     let mut last = String::new();
+    let mut tries = 0;
     for attempt in 1..=ATTEMPTS {
+        tries = attempt;
         let mut rb = agent.post(&cfg.url).header("content-type", content_type);
         for (k, v) in &cfg.headers {
             rb = rb.header(k.as_str(), v.as_str());
@@ -446,9 +266,9 @@ fn post(
                 let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
                 let text: String = text.chars().take(200).collect();
                 last = if text.is_empty() {
-                    format!("HTTP {status} from {shown}")
+                    format!("HTTP {status}")
                 } else {
-                    format!("HTTP {status} from {shown}: {text}")
+                    format!("HTTP {status}: {text}")
                 };
                 let after = resp
                     .headers()
@@ -461,19 +281,16 @@ fn post(
             Err(e) => {
                 last = match e {
                     ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-                        format!("connection refused by {shown} (is the collector running?)")
+                        "connection refused (is the collector running?)".to_string()
                     }
                     ureq::Error::ConnectionFailed => {
-                        format!("could not connect to {shown} (is the collector running?)")
+                        "could not connect (is the collector running?)".to_string()
                     }
-                    ureq::Error::Timeout(_) => format!(
-                        "{shown} did not answer within {} ms",
-                        cfg.timeout.as_millis()
-                    ),
-                    ureq::Error::HostNotFound => {
-                        return Err(format!("host not found for {shown}"))
+                    ureq::Error::Timeout(_) => {
+                        format!("no answer within {} ms", cfg.timeout.as_millis())
                     }
-                    other => format!("request to {shown} failed: {other}"),
+                    ureq::Error::HostNotFound => return Err(format!("host not found for {shown}")),
+                    other => format!("the request failed: {other}"),
                 };
                 (true, None)
             }
@@ -490,94 +307,15 @@ fn post(
         }
         std::thread::sleep(wait);
     }
-    Err(format!("{last} (after up to {ATTEMPTS} tries)"))
+    Err(match tries {
+        1 => last,
+        n => format!("{last}, {n} tries"),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| (*v).to_string())
-        }
-    }
-
-    #[test]
-    fn the_flag_beats_the_environment_which_beats_the_file() {
-        let e = env(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4318"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "x-key=a%3Db,other = 1 "),
-            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "X-KEY=c"),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
-            ("OTEL_EXPORTER_OTLP_TIMEOUT", "2500"),
-        ]);
-        let c = ExportConfig::resolve(Some("http://flag:4318/"), Some("http://file"), None, &e)
-            .unwrap()
-            .unwrap();
-        assert_eq!(c.url, "http://flag:4318/v1/traces");
-        assert_eq!(c.protocol, Protocol::Json);
-        assert_eq!(c.timeout, Duration::from_millis(2500));
-        assert_eq!(
-            c.headers,
-            vec![("other".into(), "1".into()), ("X-KEY".into(), "c".into())]
-        );
-        let c = ExportConfig::resolve(None, Some("http://file"), None, &e)
-            .unwrap()
-            .unwrap();
-        assert_eq!(c.url, "http://env:4318/v1/traces");
-        let traces = env(&[
-            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t:1/custom/path"),
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4318"),
-        ]);
-        let c = ExportConfig::resolve(None, None, None, &traces).unwrap().unwrap();
-        assert_eq!(c.url, "http://t:1/custom/path", "used as given");
-        let c = ExportConfig::resolve(None, Some("http://file/v1/traces"), Some("http/json"), &env(&[]))
-            .unwrap()
-            .unwrap();
-        assert_eq!((c.url.as_str(), c.protocol), ("http://file/v1/traces", Protocol::Json));
-        assert_eq!(c.timeout, DEFAULT_TIMEOUT);
-        assert!(ExportConfig::resolve(None, None, None, &env(&[])).unwrap().is_none());
-        let off = env(&[
-            ("OTEL_SDK_DISABLED", "true"),
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4318"),
-        ]);
-        assert!(ExportConfig::resolve(None, None, None, &off).unwrap().is_none());
-    }
-
-    #[test]
-    fn bad_settings_name_themselves_and_never_a_header_value() {
-        let grpc = env(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4317"),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
-        ]);
-        let e = ExportConfig::resolve(None, None, None, &grpc).unwrap_err();
-        assert!(e.contains("OTEL_EXPORTER_OTLP_PROTOCOL") && e.contains("4318"), "{e}");
-        let bad = env(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4318"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=s3cret,broken"),
-        ]);
-        let e = ExportConfig::resolve(None, None, None, &bad).unwrap_err();
-        assert!(e.contains("entry 2") && !e.contains("s3cret"), "{e}");
-        let e = ExportConfig::resolve(None, None, None, &env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318")]))
-            .unwrap_err();
-        assert!(e.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{e}");
-        let e = ExportConfig::resolve(
-            None,
-            None,
-            None,
-            &env(&[
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://e"),
-                ("OTEL_EXPORTER_OTLP_TIMEOUT", "soon"),
-            ]),
-        )
-        .unwrap_err();
-        assert!(e.contains("OTEL_EXPORTER_OTLP_TIMEOUT"), "{e}");
-    }
 
     #[test]
     fn a_report_warns_only_when_something_was_lost() {
@@ -587,17 +325,12 @@ mod tests {
             spans: 10,
             ..ExportReport::default()
         };
-        assert_eq!(r.warning(), None);
+        assert_eq!(r.warning(None), None);
         r.dropped = 3;
         r.error = Some("connection refused".into());
-        let w = r.warning().unwrap();
-        assert!(w.starts_with("warning: 3 of the run's spans") && w.contains("connection refused"), "{w}");
-    }
-
-    proptest! {
-        #[test]
-        fn header_text_never_panics(s in ".{0,60}") {
-            let _ = parse_headers(&s);
-        }
+        assert_eq!(
+            r.warning(Some(std::path::Path::new(".kora/traces/x.json"))).as_deref(),
+            Some("warning: 3 spans of the run were not exported to http://c/v1/traces: connection refused; the local trace .kora/traces/x.json has all of them")
+        );
     }
 }

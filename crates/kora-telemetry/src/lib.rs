@@ -8,6 +8,7 @@
 pub mod cost;
 mod encoder;
 pub mod export;
+mod export_config;
 mod handoff;
 mod interner;
 pub mod otlp;

@@ -4,11 +4,13 @@
 //! first), or `cargo run --release -p kora-cli --example trace_overhead -- [CALLS] [ROUNDS]`.
 //! It prints numbers and asserts nothing: timings belong in a note, not in a test.
 //!
-//! The program makes CALLS typed `analyze` calls against `kora-testkit`'s fake provider,
-//! each a real HTTP exchange on the loopback interface. It runs ROUNDS times with the
-//! default trace file and ROUNDS times with `--no-trace`, alternately, so both variants see
-//! the same machine load; the medians are compared. A zero-call program is timed too, so
-//! start-up can be subtracted from the program's own run time.
+//! The program makes CALLS typed `analyze` calls from an agent against `kora-testkit`'s fake
+//! provider, each a real HTTP exchange on the loopback interface (three spans a call: the
+//! agent, the chat, the attempt). It runs ROUNDS times with the default trace file and ROUNDS
+//! times with `--no-trace`, in a shuffled order each round, so both variants see the same
+//! machine load; the medians are compared, for wall time and for CPU time (user + system,
+//! every thread of the `kora` process). A zero-call program is timed too, so start-up can
+//! be subtracted from the program's own run time.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -109,6 +111,21 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
+    // `serve CALLS`: set up the folder and keep the fake answering until killed, so the
+    // run can be taken under `valgrind --tool=callgrind` by hand (exact instruction counts
+    // where wall time is too noisy to tell the variants apart).
+    if std::env::args().nth(1).as_deref() == Some("serve") {
+        let calls: usize = std::env::args()
+            .nth(2)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(200);
+        let fake = FakeProvider::with_default(Behaviour::AnswerWithUsage(ANSWER.into(), 40, 12));
+        let d = folder(&fake, "serve", calls);
+        println!("{}", d.join("main.ko").display());
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     let mut args = std::env::args().skip(1);
     let calls: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
@@ -123,14 +140,33 @@ fn main() {
     // Warm the page cache and the trace folder.
     once(&many, true, &expect);
     let mut runs: [Vec<(Duration, Duration)>; 3] = Default::default();
+    // Each round runs the three variants in a shuffled order, so no variant always follows
+    // another (a run that warms the machine for the next would otherwise bias the pair).
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64 | 1);
     for _ in 0..rounds {
-        runs[0].push(once(&many, true, &expect));
-        runs[1].push(once(&many, false, &expect));
-        runs[2].push(once(&none, false, "0"));
+        let mut order = [0usize, 1, 2];
+        for i in (1..3).rev() {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            order.swap(i, (seed % (i as u64 + 1)) as usize);
+        }
+        for v in order {
+            runs[v].push(match v {
+                0 => once(&many, true, &expect),
+                1 => once(&many, false, &expect),
+                _ => once(&none, false, "0"),
+            });
+        }
     }
     println!("calls per run: {calls} to the loopback fake (median of {rounds} alternating rounds)");
     for (what, pick) in [
-        ("wall", (|r: &(Duration, Duration)| r.0) as fn(&(Duration, Duration)) -> Duration),
+        (
+            "wall",
+            (|r: &(Duration, Duration)| r.0) as fn(&(Duration, Duration)) -> Duration,
+        ),
         ("cpu ", |r: &(Duration, Duration)| r.1),
     ] {
         let [on, off, base] = [0, 1, 2].map(|i| median(runs[i].iter().map(pick).collect()));

@@ -65,13 +65,22 @@ fn a_decided_first_race_abandons_the_losers_at_once() {
     let fake = FakeProvider::with_default(Behaviour::Stall(Duration::from_secs(60)));
     fake.route("item-0", Behaviour::Answer("zero".into()));
     // Retries of a 5 s timeout would hold each loser for 20 s and more.
-    let d = setup("race", &fake, "openai", "timeout_secs = 5\nmax_retries = 3\n", RACE);
+    let d = setup(
+        "race",
+        &fake,
+        "openai",
+        "timeout_secs = 5\nmax_retries = 3\n",
+        RACE,
+    );
     let start = Instant::now();
     let r = kora(&d, &[]);
     let took = start.elapsed();
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let sent = fake.count();
-    assert!((1..=6).contains(&sent), "one request per branch at most, no retry: {sent}");
+    assert!(
+        (1..=6).contains(&sent),
+        "one request per branch at most, no retry: {sent}"
+    );
     // A call is charged only when its request was sent: the losers that never sent one cost nothing.
     assert_eq!(
         r.stdout,
@@ -89,17 +98,30 @@ fn a_later_candidate_stops_the_rest_but_an_earlier_branch_still_wins() {
     // branch 0 runs on; branches 2.. can win nothing once branch 1 has answered.
     fake.route(
         "item-0",
-        Behaviour::After(Duration::from_millis(600), Box::new(Behaviour::Answer("zero".into()))),
+        Behaviour::After(
+            Duration::from_millis(600),
+            Box::new(Behaviour::Answer("zero".into())),
+        ),
     );
     fake.route("item-1", Behaviour::Answer("one".into()));
-    let d = setup("race-order", &fake, "openai", "timeout_secs = 5\nmax_retries = 3\n", RACE);
+    let d = setup(
+        "race-order",
+        &fake,
+        "openai",
+        "timeout_secs = 5\nmax_retries = 3\n",
+        RACE,
+    );
     let start = Instant::now();
     let r = kora(&d, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let sent = fake.count();
     assert!(sent <= 6, "{sent} requests");
     assert_eq!(r.stdout, format!("zero\ncalls left {}\n", 20 - sent));
-    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -161,7 +183,12 @@ match last:
     // the run span's status.
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("failed HTTP 401"), "{}", r.stdout);
-    assert!(r.stdout.contains("ok You sent Authorization: Bearer [redacted]"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("ok You sent Authorization: Bearer [redacted]"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stderr.contains("[redacted]"), "{}", r.stderr);
     let mut seen = vec![("stdout", r.stdout.clone()), ("stderr", r.stderr.clone())];
     for dir in [d.clone(), d.join(".kora/traces")] {
@@ -174,7 +201,10 @@ match last:
             }
         }
     }
-    assert!(d.join("main.cassette.json").exists(), "the answers were recorded");
+    assert!(
+        d.join("main.cassette.json").exists(),
+        "the answers were recorded"
+    );
     assert!(
         seen.iter().any(|(_, t)| t.contains("\"traceId\"")),
         "a trace was written"
@@ -189,9 +219,9 @@ match last:
     assert!(reqs
         .iter()
         .any(|q| q.header("authorization") == Some(&format!("Bearer {key}"))));
-    assert!(reqs
-        .iter()
-        .any(|q| q.header("authorization").is_some_and(|a| a.starts_with("Basic "))));
+    assert!(reqs.iter().any(|q| q
+        .header("authorization")
+        .is_some_and(|a| a.starts_with("Basic "))));
 }
 
 #[test]
@@ -293,7 +323,11 @@ budget(max_seconds=1):
     assert_eq!(lines[1], "exhausted time");
     assert_eq!(fake.count(), 2, "a limit is not retried");
     // Without the limits the first stream alone would have run for two minutes.
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -324,8 +358,16 @@ fn an_answer_cut_at_the_token_limit_is_failed_truncated() {
         let cut = "failed truncated: the answer reached the output limit of 64 tokens (`max_output_tokens` of the `fake-model` model entry)";
         // The streamed call printed its text before it ended.
         assert!(lines[0].starts_with(cut), "{api}: {}", r.stdout);
-        assert!(r.stdout.contains("Once upon a time\n"), "{api}: {}", r.stdout);
-        assert!(lines.last().is_some_and(|l| l.starts_with(cut)), "{api}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("Once upon a time\n"),
+            "{api}: {}",
+            r.stdout
+        );
+        assert!(
+            lines.last().is_some_and(|l| l.starts_with(cut)),
+            "{api}: {}",
+            r.stdout
+        );
         assert_eq!(fake.count(), 2, "{api}: not retried");
         // The trace names the kind.
         let trace = support::collect(support::kora_cmd().arg("trace").current_dir(&d), None);
@@ -350,11 +392,19 @@ fn settings_out_of_range_are_refused_with_file_and_line() {
         ("max_retries = 1000", "max_retries"),
         ("timeout_secs = nan", "timeout_secs"),
     ] {
-        let d = setup("ranges", &fake, "openai", &format!("{setting}\n"), "print(1)\n");
+        let d = setup(
+            "ranges",
+            &fake,
+            "openai",
+            &format!("{setting}\n"),
+            "print(1)\n",
+        );
         let r = kora(&d, &[]);
         assert_eq!(r.code, 2, "{setting}: {}", r.stderr);
         assert!(
-            r.stderr.contains("kora.toml:3:") && r.stderr.contains(key) && r.stderr.contains(" to "),
+            r.stderr.contains("kora.toml:3:")
+                && r.stderr.contains(key)
+                && r.stderr.contains(" to "),
             "{setting}: {}",
             r.stderr
         );

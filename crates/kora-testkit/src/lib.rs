@@ -262,9 +262,7 @@ fn serve(mut conn: TcpStream, state: &State) {
     let auth = recorded.header("authorization").unwrap_or("").to_string();
     let routed = lock(&state.routes)
         .iter()
-        .find(|(needle, _)| {
-            String::from_utf8_lossy(&recorded.raw_body).contains(needle.as_str())
-        })
+        .find(|(needle, _)| String::from_utf8_lossy(&recorded.raw_body).contains(needle.as_str()))
         .map(|(_, b)| b.clone());
     lock(&state.requests).push(recorded);
     let behaviour = routed.unwrap_or_else(|| {

@@ -49,7 +49,13 @@ pub fn respond(
         }
         Behaviour::EchoAuth(code) => {
             let body = json!({"error": {"message": format!("Incorrect API key provided: {}", asked.auth), "type": "invalid_request_error"}});
-            write_plain(conn, *code, "application/json", &[], body.to_string().as_bytes())
+            write_plain(
+                conn,
+                *code,
+                "application/json",
+                &[],
+                body.to_string().as_bytes(),
+            )
         }
         Behaviour::Trickle { every, lasting } => trickle(conn, *every, *lasting, ollama, stop),
         Behaviour::After(wait, then) => {
@@ -165,7 +171,15 @@ fn answer(
             usage: Some(usage),
             ..StreamOpts::default()
         };
-        return stream_as(conn, &[text.to_string()], &opts, ollama, false, finish, stop);
+        return stream_as(
+            conn,
+            &[text.to_string()],
+            &opts,
+            ollama,
+            false,
+            finish,
+            stop,
+        );
     }
     let body = if ollama {
         json!({
@@ -222,9 +236,15 @@ fn trickle(
     };
     start_chunked(conn, content_type)?;
     let frame = if ollama {
-        format!("{}\n", json!({"model": "fake", "message": {"role": "assistant", "content": ""}, "done": false}))
+        format!(
+            "{}\n",
+            json!({"model": "fake", "message": {"role": "assistant", "content": ""}, "done": false})
+        )
     } else {
-        format!("data: {}\n\n", json!({"id": "chatcmpl-fake", "model": "fake", "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": null}]}))
+        format!(
+            "data: {}\n\n",
+            json!({"id": "chatcmpl-fake", "model": "fake", "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": null}]})
+        )
     };
     let until = Instant::now() + lasting;
     while Instant::now() < until && !stop.load(Ordering::SeqCst) {

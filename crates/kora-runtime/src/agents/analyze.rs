@@ -159,7 +159,11 @@ impl Interp<'_> {
 
     fn analyze_call(&mut self, call: &AnalyzeCall, obs: &mut ModelObs) -> RtResult<Value> {
         // A branch that can no longer win its race makes no more calls.
-        if self.cancel.as_ref().is_some_and(kora_models::Cancel::is_cancelled) {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(kora_models::Cancel::is_cancelled)
+        {
             return Err(crate::eval::exec::lost_race());
         }
         if self.guard_depth > 0 {

@@ -69,16 +69,26 @@ impl ModelObs {
         }
     }
 
+    /// Whether the call is traced: what only a span shows is gathered only then.
+    fn traced(&self) -> bool {
+        self.start.is_some()
+    }
+
     /// Notes which entry the call goes to: its model, provider, server and limit.
     pub fn entry_seen(&mut self, entry: &ModelEntry) {
         self.model = Some(entry.name.clone());
         self.provider = Some(ModelObs::provider_of(entry.api));
-        self.server = server_of(&entry.endpoint);
-        self.max_tokens = entry.max_output_tokens;
+        if self.traced() {
+            self.server = server_of(&entry.endpoint);
+            self.max_tokens = entry.max_output_tokens;
+        }
     }
 
     /// Notes what the provider said about a reply (a tool loop's last turn wins).
     pub fn reply_seen(&mut self, reply: &Reply) {
+        if !self.traced() {
+            return;
+        }
         self.response_id.clone_from(&reply.response_id);
         self.response_model.clone_from(&reply.response_model);
         self.finish_reasons = reply.finish_reason.iter().cloned().collect();
@@ -289,7 +299,10 @@ mod tests {
             server_of("http://127.0.0.1:11434"),
             Some(("127.0.0.1".into(), Some(11434)))
         );
-        assert_eq!(server_of("http://[::1]:8080/v1"), Some(("::1".into(), Some(8080))));
+        assert_eq!(
+            server_of("http://[::1]:8080/v1"),
+            Some(("::1".into(), Some(8080)))
+        );
         assert_eq!(server_of("no scheme"), None);
         assert_eq!(server_of("http:///v1"), None);
     }

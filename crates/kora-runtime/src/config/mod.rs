@@ -176,12 +176,18 @@ impl Config {
             let line = line_of(text, k, Some("models"));
             match k.as_str() {
                 "timeout_secs" => {
-                    cfg.settings.timeout_secs = seconds(v, k, TIMEOUT_RANGE, "the longest a request may stay silent")
-                        .map_err(|m| err(line, m))?;
+                    cfg.settings.timeout_secs =
+                        seconds(v, k, TIMEOUT_RANGE, "the longest a request may stay silent")
+                            .map_err(|m| err(line, m))?;
                 }
                 "call_timeout_secs" => {
-                    cfg.settings.call_timeout_secs = seconds(v, k, CALL_TIMEOUT_RANGE, "the longest one call may take, retries included")
-                        .map_err(|m| err(line, m))?;
+                    cfg.settings.call_timeout_secs = seconds(
+                        v,
+                        k,
+                        CALL_TIMEOUT_RANGE,
+                        "the longest one call may take, retries included",
+                    )
+                    .map_err(|m| err(line, m))?;
                 }
                 "max_retries" => {
                     let n = v
@@ -446,9 +452,13 @@ mod tests {
 
     #[test]
     fn telemetry_names_a_collector() {
-        let c = parse("[telemetry]\nendpoint = \"http://localhost:4318\"\nprotocol = \"http/json\"\n")
-            .expect("valid");
-        assert_eq!(c.telemetry.endpoint.as_deref(), Some("http://localhost:4318"));
+        let c =
+            parse("[telemetry]\nendpoint = \"http://localhost:4318\"\nprotocol = \"http/json\"\n")
+                .expect("valid");
+        assert_eq!(
+            c.telemetry.endpoint.as_deref(),
+            Some("http://localhost:4318")
+        );
         assert_eq!(c.telemetry.protocol.as_deref(), Some("http/json"));
         for (bad, line) in [
             ("endpoint = \"localhost:4318\"", 2),

@@ -59,7 +59,11 @@ impl Interp<'_> {
                 return Err(lost_race());
             }
         }
-        if self.cancel.as_ref().is_some_and(kora_models::Cancel::is_cancelled) {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(kora_models::Cancel::is_cancelled)
+        {
             return Err(lost_race());
         }
         Ok(())

@@ -417,7 +417,10 @@ fn fan_out(
         // A resume replays recorded branches whole (`calm`), so only a live race stops losers.
         let race = (only.is_none() && p.first).then_some(&winner);
         let cancel = cancellable.then(|| {
-            let token = seed.cancel.as_ref().map_or_else(kora_models::Cancel::new, |c| c.child());
+            let token = seed
+                .cancel
+                .as_ref()
+                .map_or_else(kora_models::Cancel::new, |c| c.child());
             lock(&running).push((i, token.clone()));
             // Registered first, then checked: a winner decided in between is seen here, and
             // one decided later sweeps this token.

@@ -60,6 +60,17 @@ const RACE: &str = r#"budget(max_calls=20):
     print("calls left", remaining("calls"))
 "#;
 
+/// The calls the race's budget charged, read from the program's `calls left` line after it
+/// printed `winner`.
+fn charged_calls(r: &Run, winner: &str) -> usize {
+    let left = r
+        .stdout
+        .strip_prefix(&format!("{winner}\ncalls left "))
+        .and_then(|rest| rest.trim_end().parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("unexpected output: {}{}", r.stdout, r.stderr));
+    20 - left
+}
+
 #[test]
 fn a_decided_first_race_abandons_the_losers_at_once() {
     let fake = FakeProvider::with_default(Behaviour::Stall(Duration::from_secs(60)));
@@ -81,12 +92,14 @@ fn a_decided_first_race_abandons_the_losers_at_once() {
         (1..=6).contains(&sent),
         "one request per branch at most, no retry: {sent}"
     );
-    // A call is charged only when its request was sent: the losers that never sent one cost nothing.
-    assert_eq!(
-        r.stdout,
-        format!("zero\ncalls left {}\n", 20 - sent),
-        "{}",
-        r.stderr
+    // A call is charged once its attempt started: the losers that never started one cost
+    // nothing. An attempt cut while its bytes were on the way is charged though the fake may
+    // never have read all of it, so the charge is at least what the fake saw, never more than
+    // one per branch.
+    let charged = charged_calls(&r, "zero");
+    assert!(
+        sent <= charged && charged <= 6,
+        "{charged} charged, {sent} sent"
     );
     assert!(took < Duration::from_secs(4), "the loop took {took:?}");
 }
@@ -116,7 +129,11 @@ fn a_later_candidate_stops_the_rest_but_an_earlier_branch_still_wins() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let sent = fake.count();
     assert!(sent <= 6, "{sent} requests");
-    assert_eq!(r.stdout, format!("zero\ncalls left {}\n", 20 - sent));
+    let charged = charged_calls(&r, "zero");
+    assert!(
+        sent <= charged && charged <= 6,
+        "{charged} charged, {sent} sent"
+    );
     assert!(
         start.elapsed() < Duration::from_secs(4),
         "{:?}",

@@ -70,6 +70,9 @@ enum Command {
         /// Do not write the run's trace to .kora/traces/
         #[arg(long)]
         no_trace: bool,
+        /// Also send the run's spans to this OpenTelemetry collector over OTLP/HTTP (e.g. http://localhost:4318)
+        #[arg(long, value_name = "URL", value_parser = otlp_url)]
+        otlp: Option<String>,
         /// Model calls use this `[models]` entry unless a call, block or agent names another
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
@@ -96,6 +99,9 @@ enum Command {
         /// Do not write the trace to .kora/traces/
         #[arg(long)]
         no_trace: bool,
+        /// Also send the spans to this OpenTelemetry collector over OTLP/HTTP (e.g. http://localhost:4318)
+        #[arg(long, value_name = "URL", value_parser = otlp_url)]
+        otlp: Option<String>,
         /// Model calls use this `[models]` entry unless a call, block or agent names another
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
@@ -201,10 +207,21 @@ enum Report {
     Cost,
 }
 
-fn observe(report: Option<Report>, no_trace: bool) -> observe::Observe {
+fn observe(report: Option<Report>, no_trace: bool, otlp: Option<String>) -> observe::Observe {
     observe::Observe {
         trace: !no_trace,
         cost: matches!(report, Some(Report::Cost)),
+        otlp,
+    }
+}
+
+/// `--otlp URL`: a collector's http:// or https:// URL.
+fn otlp_url(s: &str) -> Result<String, String> {
+    let lower = s.to_ascii_lowercase();
+    if (lower.starts_with("http://") || lower.starts_with("https://")) && s.len() > 8 {
+        Ok(s.to_string())
+    } else {
+        Err("expected a collector's http:// or https:// URL, e.g. http://localhost:4318".into())
     }
 }
 
@@ -231,6 +248,7 @@ fn main() -> ExitCode {
             accept_config,
             report,
             no_trace,
+            otlp,
             model,
         } => {
             let mode = if record {
@@ -250,7 +268,7 @@ fn main() -> ExitCode {
                 args,
                 mode,
                 run_id,
-                observe: observe(report, no_trace),
+                observe: observe(report, no_trace, otlp),
                 durability,
                 model,
                 accept_config,
@@ -262,12 +280,13 @@ fn main() -> ExitCode {
             filter,
             report,
             no_trace,
+            otlp,
             model,
         } => test_cmd::test(test_cmd::TestOpts {
             paths,
             live,
             filter,
-            observe: observe(report, no_trace),
+            observe: observe(report, no_trace, otlp),
             model,
         }),
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),

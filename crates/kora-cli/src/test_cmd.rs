@@ -72,7 +72,12 @@ fn run_tests(opts: TestOpts) -> u8 {
             return 2;
         }
     }
-    let mut session = Session::start(opts.observe, &session_config, &first_dir, "kora test");
+    let mut session = Session::start(
+        opts.observe.clone(),
+        &session_config,
+        &first_dir,
+        "kora test",
+    );
     let root = session
         .as_mut()
         .map(|s| s.open(SpanKind::Run, "kora test", None));

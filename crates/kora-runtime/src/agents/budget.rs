@@ -193,6 +193,15 @@ impl BudgetChain {
         }
     }
 
+    /// Gives back the call and step of a call that was admitted and charged but sent nothing
+    /// (cancelled before its first request): a call never made is never counted.
+    pub fn refund_unsent(&self) {
+        self.release(Reserved {
+            calls: true,
+            steps: true,
+        });
+    }
+
     /// Charges spending to every scope; what `admit` reserved is not charged again.
     pub fn charge(&self, tokens: u64, r: Reserved) {
         for s in self.scopes() {

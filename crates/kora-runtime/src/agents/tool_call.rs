@@ -28,6 +28,7 @@ impl Interp<'_> {
         let start = SystemTime::now();
         let mut seen = ToolObs {
             name: None,
+            call_id: tc.id.clone(),
             start,
             outcome: "ran",
             rewritten_args: false,

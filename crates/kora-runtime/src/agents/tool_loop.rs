@@ -51,6 +51,8 @@ pub(crate) struct ToolDecl {
 pub(crate) struct ToolObs {
     /// The declared name, or `None` when the model named no tool on offer.
     pub name: Option<String>,
+    /// The id the model gave the call (provider text: redacted before a span shows it).
+    pub call_id: String,
     pub start: SystemTime,
     /// `ran`, `skipped` (the handler answered), `bad_arguments` or `unknown_tool`.
     pub outcome: &'static str,
@@ -203,6 +205,7 @@ impl Interp<'_> {
                 answer: ModelAnswer {
                     outcome: outcome.clone(),
                     usage: spent,
+                    cancelled: None,
                 },
                 shown,
             }),

@@ -65,11 +65,15 @@ impl Interp<'_> {
         }
         if let Some((winner, me)) = &self.race {
             if winner.load(std::sync::atomic::Ordering::Acquire) < *me {
-                return Err(RtError::new(
-                    codes::STOPPED,
-                    "this branch was stopped because an earlier branch of the `first` race answered",
-                ));
+                return Err(lost_race());
             }
+        }
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(kora_models::Cancel::is_cancelled)
+        {
+            return Err(lost_race());
         }
         Ok(())
     }
@@ -522,4 +526,13 @@ pub(crate) fn fast_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
         .map(Value::Float),
         _ => None,
     }
+}
+
+/// The stop of a branch that can no longer win its `first` race (or runs inside one that cannot).
+#[cold]
+pub(crate) fn lost_race() -> Box<RtError> {
+    RtError::new(
+        codes::STOPPED,
+        "this branch was stopped because an earlier branch of the `first` race answered",
+    )
 }

@@ -121,6 +121,9 @@ pub struct Interp<'io> {
     /// In a `first` branch: the race's winner so far, and this branch's index. A branch
     /// behind the winner cannot win, so it stops at its next statement.
     pub(crate) race: Option<(std::sync::Arc<std::sync::atomic::AtomicUsize>, usize)>,
+    /// In a `first` race's branch (or anything nested in one): cancelled once the branch
+    /// cannot win, which ends its model calls in flight (see `parallel/fan_out.rs`).
+    pub(crate) cancel: Option<kora_models::Cancel>,
     /// A debugger or a stop flag wants to see every statement: one test per statement for both.
     pub(crate) watched: bool,
     /// Set by Ctrl-C in `kora repl`: the running entry stops at its next statement.
@@ -177,6 +180,7 @@ impl<'io> Interp<'io> {
             lazy: None,
             stop: None,
             race: None,
+            cancel: None,
             watched: false,
             interrupt: None,
             enter_isolated: false,

@@ -141,7 +141,7 @@ pub fn plan(run: &str, pending: &[Pending], person: &Decisions) -> Result<Plan, 
                 plan.stops.push(Unsettled {
                     slot: p.slot.clone(),
                     call: describe(p),
-                    why: "it was sent and its outcome was never recorded, so whether it happened is unknown".into(),
+                    why: "sent, and no outcome was recorded".into(),
                 });
                 continue;
             };
@@ -178,8 +178,7 @@ pub fn plan(run: &str, pending: &[Pending], person: &Decisions) -> Result<Plan, 
 }
 
 impl Plan {
-    /// Cuts partial appends back and returns the records that journal every decision.
-    /// Only called when nothing stops the resume.
+    /// Cuts partial appends back and returns the records that journal every decision made.
     pub fn apply(&self) -> Result<Vec<Record>, String> {
         for (path, at) in &self.cuts {
             cut_back(path, *at).map_err(|e| {
@@ -223,20 +222,22 @@ pub fn quote(s: &str) -> String {
 
 /// The refusal naming every unsettled attempt and the commands that settle each.
 pub fn stops_message(run: &str, stops: &[Unsettled]) -> String {
-    let mut m = format!(
-        "run {run} cannot resume until {} settled: {} sent before the run stopped and kora cannot tell whether {} happened\n",
-        if stops.len() == 1 { "one effect is" } else { "these effects are" },
-        if stops.len() == 1 { "it was" } else { "they were" },
-        if stops.len() == 1 { "it" } else { "they" },
-    );
+    let mut m = if stops.len() == 1 {
+        format!("run {run} cannot resume yet: an effect was cut off when it stopped, and kora cannot tell whether it happened\n")
+    } else {
+        format!("run {run} cannot resume yet: {} effects were cut off when it stopped, and kora cannot tell whether they happened\n", stops.len())
+    };
     for s in stops {
         m.push_str(&format!("  {} at {}: {}\n", s.call, s.slot, s.why));
     }
-    m.push_str("check by hand, then say what happened (nothing has run yet):\n");
+    m.push_str("check each by hand, then settle it (nothing has run yet):\n");
     for s in stops {
         let q = quote(&s.slot);
+        let done = format!("kora run --resume {run} --mark-done {q}");
+        let retry = format!("kora run --resume {run} --retry {q}");
+        let w = done.len().max(retry.len());
         m.push_str(&format!(
-            "  kora run --resume {run} --mark-done {q}    # it happened: go on as if it succeeded\n  kora run --resume {run} --retry {q}    # it did not: perform it again\n"
+            "  {done:<w$}   # it happened: go on as if it succeeded\n  {retry:<w$}   # it did not: perform it again\n"
         ));
     }
     m.trim_end().to_string()

@@ -282,14 +282,12 @@ impl Resuming {
 
     /// Settles every attempt a kill left without an outcome, by looking at the world or by
     /// `person`'s decisions, and journals how; refuses (E1361), naming every attempt left
-    /// for a person and the commands that settle it, before anything is performed.
+    /// for a person and the commands that settle it, before anything is performed. What was
+    /// settled stays settled (journaled) even when the resume is refused.
     pub fn decide(self, person: &Decisions) -> Result<Arc<Run>, RunError> {
         let id = self.id.clone();
         let waiting = pending(&self.loaded.records, &self.past);
         let plan = plan(&id, &waiting, person).map_err(RunError::Refused)?;
-        if !plan.stops.is_empty() {
-            return Err(RunError::Stopped(stops_message(&id, &plan.stops)));
-        }
         let decided = plan.apply().map_err(RunError::Io)?;
         let io =
             |e: std::io::Error| RunError::Io(format!("cannot write {}: {e}", self.path.display()));
@@ -302,6 +300,9 @@ impl Resuming {
         }
         if last > 0 {
             writer.sync_to(last).map_err(io)?;
+        }
+        if !plan.stops.is_empty() {
+            return Err(RunError::Stopped(stops_message(&id, &plan.stops)));
         }
         let mut records = self.loaded.records;
         records.extend(decided);

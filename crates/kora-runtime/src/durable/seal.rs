@@ -18,18 +18,35 @@ const SALT_LEN: usize = 16;
 /// Marks the format of a sealed value, so a later change of scheme can be told apart.
 const PREFIX: &str = "k1:";
 
-/// HMAC-SHA256 of `value` in context `context` (hex).
+/// Names a key without saying anything about it: the first bytes of its HMAC over a fixed text.
+/// A keyed digest starts with it, so a check against another machine's key says so.
+pub fn key_id(key: &[u8; KEY_LEN]) -> String {
+    let k = hmac::Key::new(hmac::HMAC_SHA256, key);
+    hmac::sign(&k, b"kora key id").as_ref()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `KEYID:` and the HMAC-SHA256 of `value` in context `context` (hex).
 pub fn keyed_digest(key: &[u8; KEY_LEN], context: &str, value: &[u8]) -> String {
     let k = hmac::Key::new(hmac::HMAC_SHA256, key);
     let mut ctx = hmac::Context::with_key(&k);
     ctx.update(&(context.len() as u64).to_le_bytes());
     ctx.update(context.as_bytes());
     ctx.update(value);
-    ctx.sign()
+    let mac: String = ctx
+        .sign()
         .as_ref()
         .iter()
         .map(|b| format!("{b:02x}"))
-        .collect()
+        .collect();
+    format!("{}:{mac}", key_id(key))
+}
+
+/// Whether a keyed digest was made with this key.
+pub fn same_key(key: &[u8; KEY_LEN], digest: &str) -> bool {
+    digest.split(':').next() == Some(key_id(key).as_str())
 }
 
 fn subkey(key: &[u8; KEY_LEN], salt: &[u8]) -> Result<LessSafeKey, String> {
@@ -108,7 +125,8 @@ mod tests {
     #[test]
     fn a_keyed_digest_depends_on_key_context_and_value() {
         let d = keyed_digest(&KEY, "env", b"v");
-        assert_eq!(d.len(), 64);
+        assert_eq!(d.len(), 8 + 1 + 64);
+        assert!(same_key(&KEY, &d) && !same_key(&[1; KEY_LEN], &d));
         assert_eq!(d, keyed_digest(&KEY, "env", b"v"));
         assert_ne!(d, keyed_digest(&KEY, "env", b"w"));
         assert_ne!(d, keyed_digest(&KEY, "en", b"vv"));

@@ -242,9 +242,21 @@ impl Observer for Durable {
                 keyed: Some(k), ..
             }) => {
                 // A classified value: read again, and checked against its keyed digest.
-                frame.expect_keyed = Some(k.clone());
-                frame.replayed = true;
-                Verdict::Proceed
+                match machine_key::key() {
+                    Ok(key) if seal::same_key(key, k) => {
+                        frame.expect_keyed = Some(k.clone());
+                        frame.replayed = true;
+                        Verdict::Proceed
+                    }
+                    Ok(_) => Verdict::Refuse(format!(
+                        "run {} cannot check `{}` at {}: the journal kept it with another machine's key than this machine's key (it was copied from another machine, or ~/.kora/key changed); resume it where it started, or restore the key",
+                        self.run.id, e.call, frame.slot
+                    )),
+                    Err(why) => Verdict::Refuse(format!(
+                        "run {} cannot check `{}` at {}: {why}",
+                        self.run.id, e.call, frame.slot
+                    )),
+                }
             }
             Some(SlotState::Done {
                 sealed: Some(s), ..

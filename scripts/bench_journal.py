@@ -187,10 +187,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--before", help="another kora binary: run every measurement with both, alternating")
     ap.add_argument("--only", help="with --before: a comma list of effects,writes,rows,lines")
+    ap.add_argument("--tmp", help="make the scratch folder here (a tmpfs such as /dev/shm takes the "
+                                  "disk's fsync latency out, leaving Kora's own work to compare)")
     a = ap.parse_args()
     if not Path(a.kora).exists():
         sys.exit(f"no kora binary at {a.kora}; build it with `cargo build --release -p kora-cli`")
-    with tempfile.TemporaryDirectory(prefix="kora-journal-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="kora-journal-bench-", dir=a.tmp) as tmp:
         d = Path(tmp)
         for name, text in [("effects.ko", EFFECTS), ("rows.ko", ROWS), ("rows_wal.ko", ROWS_WAL),
                            ("lines.ko", LINES), ("writes.ko", WRITES), ("writes_fast.ko", WRITES_FAST)]:

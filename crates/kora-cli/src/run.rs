@@ -130,8 +130,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     let durable = match (durability, resumed) {
         (Durability::Plain, _) => None,
         (Durability::Resume(id), Some(run)) => {
-            if run.past().program().map(|p| p.1) != Some(durable_cmd::digest(&program).as_str())
-            {
+            if run.past().program().map(|p| p.1) != Some(durable_cmd::digest(&program).as_str()) {
                 eprintln!(
                     "error: run {id}: `{}` changed since the run started; a resume must run the same code (start a new run with `kora run --durable`)",
                     file.display()

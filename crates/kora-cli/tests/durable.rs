@@ -187,7 +187,10 @@ fn killed_at_every_append_and_at_random_resumes_exactly_once() {
     assert!(kills >= 200, "only {kills} kills");
     // The window between a write's attempt and its outcome is real, the harness hit it, and
     // every resume settled it by looking at the database.
-    assert!(settled > 0, "no kill landed between an attempt and its outcome");
+    assert!(
+        settled > 0,
+        "no kill landed between an attempt and its outcome"
+    );
 }
 
 #[test]
@@ -376,7 +379,10 @@ fn branches_of_a_parallel_for_resume_exactly_once() {
         check_output(&shown, &rows, &ctx);
         settled += support::settled_by_check(&d, "f");
     }
-    assert!(settled > 0, "no kill landed between an attempt and its outcome");
+    assert!(
+        settled > 0,
+        "no kill landed between an attempt and its outcome"
+    );
 }
 
 #[test]

@@ -69,7 +69,11 @@ fn run(d: &Path, args: &[&str], crash: Option<&str>) -> std::process::Output {
 /// it: printed output, a draw), its synced length, and its records.
 fn real_journal(fake: &FakeProvider, tag: &str) -> (Vec<u8>, u64, Vec<Record>) {
     let clean = project(&format!("{tag}-clean"), fake);
-    let out = run(&clean, &["run", "--durable", "--run-id", "j", "prog.ko"], None);
+    let out = run(
+        &clean,
+        &["run", "--durable", "--run-id", "j", "prog.ko"],
+        None,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let appends = std::fs::read_to_string(clean.join(".kora/runs/j/journal.jsonl"))
         .expect("journal")
@@ -122,14 +126,20 @@ fn a_cut_anywhere_loads_the_whole_lines_before_it_or_is_refused_with_its_line() 
                 loaded += 1;
             }
             Err(LoadError::Corrupt { line, .. }) => {
-                assert!((cut as u64) < synced, "cut at {cut} past the synced records refused");
+                assert!(
+                    (cut as u64) < synced,
+                    "cut at {cut} past the synced records refused"
+                );
                 assert_eq!(line, whole + 1, "cut at {cut}");
                 refused += 1;
             }
             Err(e) => panic!("cut at {cut}: {e}"),
         }
     }
-    assert!(loaded > 0 && refused > 0, "{loaded} loaded, {refused} refused");
+    assert!(
+        loaded > 0 && refused > 0,
+        "{loaded} loaded, {refused} refused"
+    );
 }
 
 #[test]
@@ -178,7 +188,11 @@ fn a_resume_of_a_damaged_journal_is_refused_naming_the_line() {
     let fake = FakeProvider::with_default(Behaviour::Answer("fine".into()));
     // Killed near the end, so there is a run to resume with synced records behind it.
     let d = project("changed", &fake);
-    let killed = run(&d, &["run", "--durable", "--run-id", "k", "prog.ko"], Some("14"));
+    let killed = run(
+        &d,
+        &["run", "--durable", "--run-id", "k", "prog.ko"],
+        Some("14"),
+    );
     assert_ne!(killed.status.code(), Some(0));
     let path = d.join(".kora/runs/k/journal.jsonl");
     let good = std::fs::read_to_string(&path).expect("journal");
@@ -190,7 +204,10 @@ fn a_resume_of_a_damaged_journal_is_refused_naming_the_line() {
     let out = run(&d, &["run", "--resume", "k"], None);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("error[E1362]") && err.contains("damaged at line 5"), "{err}");
+    assert!(
+        err.contains("error[E1362]") && err.contains("damaged at line 5"),
+        "{err}"
+    );
 
     // Cut inside line 3, long synced: refused, not taken for a torn tail.
     let cut = lines[..2].iter().map(|l| l.len() + 1).sum::<usize>() + 10;
@@ -198,7 +215,10 @@ fn a_resume_of_a_damaged_journal_is_refused_naming_the_line() {
     let out = run(&d, &["run", "--resume", "k"], None);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("error[E1362]") && err.contains("line 3"), "{err}");
+    assert!(
+        err.contains("error[E1362]") && err.contains("line 3"),
+        "{err}"
+    );
     assert!(!d.join("rows.db").exists() || rows(&d) <= 4, "nothing ran");
 
     // Put back whole, it resumes and finishes.

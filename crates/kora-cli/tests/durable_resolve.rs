@@ -149,13 +149,22 @@ fn posts_cut_off_by_a_kill_stop_the_resume_up_front_until_a_person_settles_each(
     let partial = kora(
         &d,
         &[
-            "run", "--resume", "x", "--mark-done", &posts[0], "--retry", &posts[1],
+            "run",
+            "--resume",
+            "x",
+            "--mark-done",
+            &posts[0],
+            "--retry",
+            &posts[1],
         ],
         None,
     );
     let err = text(&partial.stderr);
     assert_eq!(partial.status.code(), Some(2), "{err}");
-    assert!(err.contains(&posts[2]) && !err.contains(&format!("'{}'", posts[0])), "{err}");
+    assert!(
+        err.contains(&posts[2]) && !err.contains(&format!("'{}'", posts[0])),
+        "{err}"
+    );
     assert_eq!(hooks.count(), hooks_before, "nothing ran yet");
     let journal = std::fs::read_to_string(d.join(".kora/runs/x/journal.jsonl")).expect("journal");
     assert_eq!(
@@ -164,10 +173,18 @@ fn posts_cut_off_by_a_kill_stop_the_resume_up_front_until_a_person_settles_each(
         "the person's decisions are journaled"
     );
 
-    let done = kora(&d, &["run", "--resume", "x", "--mark-done", &posts[2]], None);
+    let done = kora(
+        &d,
+        &["run", "--resume", "x", "--mark-done", &posts[2]],
+        None,
+    );
     assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
     let sent = hooks.requests();
-    assert_eq!(sent.len(), hooks_before + 1, "only the retried POST is sent again");
+    assert_eq!(
+        sent.len(),
+        hooks_before + 1,
+        "only the retried POST is sent again"
+    );
     let retried = sent.last().expect("the retry");
     let index = |s: &str| -> usize {
         let path = s.split("hook/").nth(1).unwrap_or("");

@@ -75,7 +75,13 @@ fn project(name: &str, fake: &FakeProvider) -> (PathBuf, PathBuf) {
     (d, home)
 }
 
-fn run(d: &Path, home: &Path, args: &[&str], crash: Option<&str>, secret: &str) -> std::process::Output {
+fn run(
+    d: &Path,
+    home: &Path,
+    args: &[&str],
+    crash: Option<&str>,
+    secret: &str,
+) -> std::process::Output {
     kora_env(
         d,
         args,
@@ -128,14 +134,28 @@ fn no_file_a_durable_run_writes_holds_a_classified_value() {
         expected,
         "key: __CLASSIFIED__ made: __CLASSIFIED__\nthe model repeated it\nthe note replays\nthe draw replays\n"
     );
-    assert!(!expected.contains(SECRET) && !expected.contains(MADE), "{expected}");
+    assert!(
+        !expected.contains(SECRET) && !expected.contains(MADE),
+        "{expected}"
+    );
     // The run did write each kind of file the search must cover.
-    for f in [".kora/runs/s/journal.jsonl", ".kora/notes/s/notes.jsonl", "out.txt", "s.db"] {
+    for f in [
+        ".kora/runs/s/journal.jsonl",
+        ".kora/notes/s/notes.jsonl",
+        "out.txt",
+        "s.db",
+    ] {
         assert!(d.join(f).is_file(), "{f} was not written");
     }
     let journal = std::fs::read_to_string(d.join(".kora/runs/s/journal.jsonl")).expect("journal");
-    assert!(journal.contains("\"keyed\":"), "env.get is kept as a keyed digest");
-    assert!(journal.contains("\"sealed\":"), "replayed secrets are sealed");
+    assert!(
+        journal.contains("\"keyed\":"),
+        "env.get is kept as a keyed digest"
+    );
+    assert!(
+        journal.contains("\"sealed\":"),
+        "replayed secrets are sealed"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -180,7 +200,10 @@ fn a_secret_that_changed_since_the_run_started_stops_the_resume() {
         err.contains("env.get") && err.contains("has a different value"),
         "{err}"
     );
-    assert!(!err.contains(SECRET) && !err.contains("another value"), "{err}");
+    assert!(
+        !err.contains(SECRET) && !err.contains("another value"),
+        "{err}"
+    );
     let out = run(&d, &home, &["run", "--resume", "s"], None, SECRET);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }

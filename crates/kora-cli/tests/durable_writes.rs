@@ -190,7 +190,7 @@ fn a_write_heavy_fan_out_killed_at_random_always_resumes_to_the_same_world() {
         fake.reset();
         let mut shown = String::new();
         let mut args: Vec<&str> = vec!["run", "--durable", "--run-id", "x", "prog.ko"];
-        let mut ever_sent = vec![false; ITEMS];
+        let mut ever_sent = [false; ITEMS];
         // Up to three kills a round; then the run is left to finish.
         for attempt in 0..4 {
             let journaled = journaled_calls(&d, "x");
@@ -278,5 +278,8 @@ fn a_write_heavy_fan_out_killed_at_random_always_resumes_to_the_same_world() {
         "appends lost or repeated"
     );
     assert_eq!(t.repeated_calls, 0, "a journaled model call was sent again");
-    assert_eq!(t.output_mismatches, 0, "output differs from an uninterrupted run");
+    assert_eq!(
+        t.output_mismatches, 0,
+        "output differs from an uninterrupted run"
+    );
 }

@@ -112,14 +112,23 @@ mod tests {
         let s = seal(&KEY, "run r slot a/0", b"hunter2").expect("sealed");
         assert!(!s.contains("hunter2"));
         assert_eq!(open(&KEY, "run r slot a/0", &s).expect("opens"), b"hunter2");
-        assert!(open(&KEY, "run r slot a/1", &s).is_err(), "moved to another slot");
-        assert!(open(&[8; KEY_LEN], "run r slot a/0", &s).is_err(), "another key");
+        assert!(
+            open(&KEY, "run r slot a/1", &s).is_err(),
+            "moved to another slot"
+        );
+        assert!(
+            open(&[8; KEY_LEN], "run r slot a/0", &s).is_err(),
+            "another key"
+        );
         let mut altered = s.clone().into_bytes();
         let last = altered.len() - 1;
         altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
         let altered = String::from_utf8(altered).expect("text");
         assert!(open(&KEY, "run r slot a/0", &altered).is_err());
-        assert_ne!(seal(&KEY, "c", b"x").expect("a"), seal(&KEY, "c", b"x").expect("b"));
+        assert_ne!(
+            seal(&KEY, "c", b"x").expect("a"),
+            seal(&KEY, "c", b"x").expect("b")
+        );
     }
 
     #[test]

@@ -177,9 +177,8 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                     let sealed = crate::durable::machine_key::key().and_then(|k| {
                         crate::durable::seal::seal(k, &context(&run_id, &key), value.as_bytes())
                     });
-                    let sealed = sealed.map_err(|why| {
-                        format!("cannot keep the classified note {key:?}: {why}")
-                    })?;
+                    let sealed = sealed
+                        .map_err(|why| format!("cannot keep the classified note {key:?}: {why}"))?;
                     serde_json::json!({ "key": key, "classified": true, "sealed": sealed })
                         .to_string()
                         + "\n"

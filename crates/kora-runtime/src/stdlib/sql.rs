@@ -257,13 +257,11 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 let done_as = check.is_none().then(|| serde_json::json!({ "ok": 0 }));
                 let effect = s.intent(&Intent { check, done_as });
                 let changed = match (kind, &effect) {
-                    (Statement::Plain, Some(effect)) => {
-                        in_transaction(conn, |c| {
-                            let n = run_batches(c, &text, &batches)?;
-                            record_sql(c, &run, effect, n).map_err(|e| sql_why(&e))?;
-                            Ok(n)
-                        })?
-                    }
+                    (Statement::Plain, Some(effect)) => in_transaction(conn, |c| {
+                        let n = run_batches(c, &text, &batches)?;
+                        record_sql(c, &run, effect, n).map_err(|e| sql_why(&e))?;
+                        Ok(n)
+                    })?,
                     (Statement::Plain, None) if many => {
                         in_transaction(conn, |c| run_batches(c, &text, &batches))?
                     }
@@ -333,7 +331,11 @@ fn in_transaction(
         ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
     };
     conn.execute_batch(begin).map_err(|e| sql_why(&e))?;
-    match body(conn).and_then(|n| conn.execute_batch(commit).map(|_| n).map_err(|e| sql_why(&e))) {
+    match body(conn).and_then(|n| {
+        conn.execute_batch(commit)
+            .map(|_| n)
+            .map_err(|e| sql_why(&e))
+    }) {
         Ok(n) => Ok(n),
         Err(why) => {
             let _ = conn.execute_batch(undo);
@@ -343,11 +345,7 @@ fn in_transaction(
 }
 
 /// Runs the statement once per parameter row; the rows changed in all.
-fn run_batches(
-    conn: &rusqlite::Connection,
-    text: &str,
-    batches: &[Params],
-) -> Result<u64, String> {
+fn run_batches(conn: &rusqlite::Connection, text: &str, batches: &[Params]) -> Result<u64, String> {
     let mut stmt = conn.prepare_cached(text).map_err(|e| sql_why(&e))?;
     let mut changed = 0u64;
     for p in batches {

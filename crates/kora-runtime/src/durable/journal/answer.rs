@@ -7,10 +7,10 @@
 use std::path::Path;
 
 use super::commit::Writer;
-use super::run::RunError;
 use super::fold::{fold, SlotState};
 use super::open::{open_journal, Opened};
 use super::record::Record;
+use super::run::RunError;
 
 /// Answers the question run `id` waits on; returns the question.
 pub fn answer(project_dir: &Path, id: &str, text: &str) -> Result<String, RunError> {
@@ -25,7 +25,7 @@ pub fn answer(project_dir: &Path, id: &str, text: &str) -> Result<String, RunErr
         Record::Sent {
             slot, kind, call, ..
         } if kind == "ask_human"
-                && matches!(folded.slots.get(slot), Some(SlotState::Sent { .. })) =>
+            && matches!(folded.slots.get(slot), Some(SlotState::Sent { .. })) =>
         {
             Some((slot.clone(), call.clone()))
         }

@@ -260,7 +260,8 @@ mod tests {
         let check = Check::Sql { db: dbs.clone() };
         assert_eq!(check.look("r", "a/0"), Found::NotRun, "no database yet");
         let mut conn = rusqlite::Connection::open(&db).expect("open");
-        conn.execute("CREATE TABLE t (n INTEGER)", []).expect("table");
+        conn.execute("CREATE TABLE t (n INTEGER)", [])
+            .expect("table");
         assert_eq!(check.look("r", "a/0"), Found::NotRun, "no table yet");
         {
             let tx = conn.transaction().expect("tx");

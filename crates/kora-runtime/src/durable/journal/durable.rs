@@ -179,8 +179,13 @@ impl Durable {
             });
         }
         if sealed_needed {
-            let sealed = machine_key::key()
-                .and_then(|k| seal::seal(k, &self.run.context(&frame.slot), result.to_string().as_bytes()));
+            let sealed = machine_key::key().and_then(|k| {
+                seal::seal(
+                    k,
+                    &self.run.context(&frame.slot),
+                    result.to_string().as_bytes(),
+                )
+            });
             return match sealed {
                 Ok(s) => Some(Record::Done {
                     slot: frame.slot,

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::run::{RunError, DAMAGED, OTHER_FORMAT};
 use super::lock::RunLock;
+use super::run::{RunError, DAMAGED, OTHER_FORMAT};
 use super::store::{load, LoadError, Loaded};
 
 /// An existing run, locked for this process.

@@ -100,23 +100,41 @@ impl Record {
     }
 }
 
-/// Frames a record's JSON body (`{"t":...}`) as line `n`.
+/// Frames a record's JSON body (`{"t":...}`) as line `n`. Digits are written by hand: through
+/// `core::fmt` the number and the checksum cost more than the checksum's own arithmetic.
 pub fn numbered(body: &str, n: u64) -> String {
     let inner = body
         .strip_prefix('{')
         .and_then(|b| b.strip_suffix('}'))
         .unwrap_or("");
-    let mut line = String::with_capacity(body.len() + 40);
-    line.push_str("{\"n\":");
-    line.push_str(&n.to_string());
+    let mut line = Vec::with_capacity(body.len() + 48);
+    line.extend_from_slice(b"{\"n\":");
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    line.extend_from_slice(&digits[i..]);
     if !inner.is_empty() {
-        line.push(',');
-        line.push_str(inner);
+        line.push(b',');
+        line.extend_from_slice(inner.as_bytes());
     }
     // The checksum covers the line as it would read without it: `{"n":..,...}`.
-    let crc = crc32c::crc32c_append(crc32c::crc32c(line.as_bytes()), b"}");
-    line.push_str(&format!(",\"crc\":\"{crc:08x}\"}}\n"));
-    line
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&line), b"}");
+    line.extend_from_slice(b",\"crc\":\"");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for shift in (0..8).rev() {
+        line.push(HEX[((crc >> (shift * 4)) & 0xf) as usize]);
+    }
+    line.extend_from_slice(b"\"}\n");
+    // Only ASCII was added to a `str`'s bytes.
+    String::from_utf8(line).unwrap_or_default()
 }
 
 /// Why one whole line is not a record.

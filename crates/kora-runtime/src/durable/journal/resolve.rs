@@ -91,10 +91,11 @@ pub fn pending(records: &[Record], folded: &Folded) -> Vec<Pending> {
 
 /// What "it happened" replays for an attempt a person marks done.
 fn done_result(p: &Pending) -> Json {
-    match (&p.done_as, &p.check) {
-        (Some(j), _) => j.clone(),
-        (None, Some(Check::Sql { .. })) => json!({ "ok": 0 }),
-        _ => json!({ "ok": null }),
+    match &p.done_as {
+        Some(j) => j.clone(),
+        // A SQL write's outcome is a row count, a file write's nothing.
+        None if p.kind == "sql_write" => json!({ "ok": 0 }),
+        None => json!({ "ok": null }),
     }
 }
 
@@ -105,7 +106,9 @@ pub fn plan(run: &str, pending: &[Pending], person: &Decisions) -> Result<Plan, 
         if !pending.iter().any(|p| p.slot == *name) {
             let waiting: Vec<String> = pending.iter().map(|p| quote(&p.slot)).collect();
             return Err(if waiting.is_empty() {
-                format!("run {run} has no effect waiting for a decision, so `{name}` cannot be settled")
+                format!(
+                    "run {run} has no effect waiting for a decision, so `{name}` cannot be settled"
+                )
             } else {
                 format!(
                     "run {run} has no effect `{name}` waiting for a decision; the ones waiting are {}",
@@ -154,7 +157,10 @@ pub fn plan(run: &str, pending: &[Pending], person: &Decisions) -> Result<Plan, 
             };
             match (cut_before, check.look(run, &p.slot)) {
                 (true, _) | (false, Found::NotRun) => Settled::NotRun { by: "check" },
-                (false, Found::Done(result)) => Settled::Done { result, by: "check" },
+                (false, Found::Done(result)) => Settled::Done {
+                    result,
+                    by: "check",
+                },
                 (false, Found::Partial { path, at }) => {
                     cut_to.push((path.clone(), at));
                     plan.cuts.push((path, at));
@@ -173,7 +179,8 @@ pub fn plan(run: &str, pending: &[Pending], person: &Decisions) -> Result<Plan, 
         plan.settled.push((p.slot.clone(), settled));
     }
     // Report stops in the order the attempts were made.
-    plan.stops.sort_by_key(|s| pending.iter().position(|p| p.slot == s.slot));
+    plan.stops
+        .sort_by_key(|s| pending.iter().position(|p| p.slot == s.slot));
     Ok(plan)
 }
 
@@ -287,7 +294,10 @@ mod tests {
         assert_eq!(first.stops.len(), 2);
         let m = stops_message("r", &first.stops);
         assert!(m.contains("`http.post` to http://h/x at a/0"), "{m}");
-        assert!(m.contains("kora run --resume r --mark-done 'p0.1|c/0'"), "{m}");
+        assert!(
+            m.contains("kora run --resume r --mark-done 'p0.1|c/0'"),
+            "{m}"
+        );
         assert!(m.contains("kora run --resume r --retry 'a/0'"), "{m}");
 
         let person = Decisions {

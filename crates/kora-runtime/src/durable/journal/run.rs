@@ -26,7 +26,10 @@ pub enum RunError {
     NotFound(String),
     Locked(String),
     /// The journal is damaged (E1362) or of another format (E1363).
-    Load { code: &'static str, text: String },
+    Load {
+        code: &'static str,
+        text: String,
+    },
     /// The journal belongs to another program, or a person's decision names nothing pending.
     Refused(String),
     /// Attempts nobody can settle without a person (E1361).
@@ -217,7 +220,10 @@ impl Run {
             })
         };
         if let Err(e) = result {
-            self.fail(format!("the journal of run {} cannot be written: {e}", self.id));
+            self.fail(format!(
+                "the journal of run {} cannot be written: {e}",
+                self.id
+            ));
         }
     }
 
@@ -259,7 +265,10 @@ impl Run {
             return;
         }
         if let Err(e) = self.writer.sync_to(seq) {
-            self.fail(format!("the journal of run {} cannot be synced: {e}", self.id));
+            self.fail(format!(
+                "the journal of run {} cannot be synced: {e}",
+                self.id
+            ));
         }
     }
 
@@ -315,6 +324,11 @@ impl Resuming {
 pub fn stops_of(project_dir: &Path, id: &str) -> Option<String> {
     let loaded = super::store::load(&super::journal_path(project_dir, id)).ok()?;
     let folded = fold(&loaded.records);
-    let plan = plan(id, &pending(&loaded.records, &folded), &Decisions::default()).ok()?;
+    let plan = plan(
+        id,
+        &pending(&loaded.records, &folded),
+        &Decisions::default(),
+    )
+    .ok()?;
     (!plan.stops.is_empty()).then(|| stops_message(id, &plan.stops))
 }

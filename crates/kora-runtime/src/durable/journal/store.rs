@@ -17,9 +17,14 @@ use super::record::{parse_line, BadLine, Record, FORMAT};
 pub enum LoadError {
     Io(std::io::Error),
     /// A whole line that is not a record in sequence, with its 1-based line number.
-    Corrupt { line: usize, why: String },
+    Corrupt {
+        line: usize,
+        why: String,
+    },
     /// The journal was written by a kora with another journal format.
-    Format { found: u32 },
+    Format {
+        found: u32,
+    },
 }
 
 impl std::fmt::Display for LoadError {
@@ -260,7 +265,12 @@ mod tests {
         let (bytes, _) = journal(&[Record::Out { bytes: 3 }, Record::Out { bytes: 4 }]);
         let text = String::from_utf8(bytes).expect("utf-8");
         let lines: Vec<&str> = text.lines().collect();
-        let changed = format!("{}\n{}\n{}\n", lines[0], lines[1].replace('3', "5"), lines[2]);
+        let changed = format!(
+            "{}\n{}\n{}\n",
+            lines[0],
+            lines[1].replace('3', "5"),
+            lines[2]
+        );
         match parse(changed.as_bytes(), 0) {
             Err(LoadError::Corrupt { line, .. }) => assert_eq!(line, 2),
             other => panic!("expected corruption, got {other:?}"),

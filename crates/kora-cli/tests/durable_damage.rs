@@ -172,7 +172,11 @@ fn a_changed_byte_anywhere_is_refused_with_its_line() {
             Ok(l) => {
                 assert!(
                     at == bytes.len() - 1 && at >= last_line_starts && at as u64 >= synced,
-                    "byte {at} changed to {to} loaded"
+                    "byte {at} changed to {to} loaded: {} bytes, last line from {last_line_starts}, synced {synced}, {} records of {}\n{}",
+                    bytes.len(),
+                    l.records.len(),
+                    all.len(),
+                    String::from_utf8_lossy(&bytes[last_line_starts.saturating_sub(300)..])
                 );
                 assert_eq!(l.records, all[..all.len() - 1]);
                 torn += 1;

@@ -55,18 +55,6 @@ pub enum Found {
 }
 
 impl Check {
-    /// The file or database it looks at.
-    pub fn path(&self) -> &str {
-        match self {
-            Check::Sql { db } => db,
-            Check::File { path, .. }
-            | Check::Append { path, .. }
-            | Check::Removed { path }
-            | Check::Folder { path } => path,
-            Check::Repeatable => "",
-        }
-    }
-
     /// Looks at the world (reads only; a partial append is reported, not cut).
     pub fn look(&self, run: &str, slot: &str) -> Found {
         match self {

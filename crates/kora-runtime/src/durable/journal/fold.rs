@@ -215,4 +215,36 @@ mod tests {
         assert_eq!(f.state, RunState::Finished);
         assert!(matches!(f.slots.get("a/0"), Some(SlotState::Done { .. })));
     }
+
+    #[test]
+    fn a_decision_settles_an_open_attempt() {
+        let sent = |slot: &str| Record::Sent {
+            slot: slot.into(),
+            kind: "fs_write".into(),
+            call: "fs.append".into(),
+            check: None,
+            target: String::new(),
+            done_as: None,
+        };
+        let f = fold(&[
+            sent("a/0"),
+            sent("b/0"),
+            Record::Resolved {
+                slot: "a/0".into(),
+                decision: "done".into(),
+                by: "check".into(),
+                result: Some(json!({"ok": null})),
+            },
+            Record::Resolved {
+                slot: "b/0".into(),
+                decision: "not_run".into(),
+                by: "person".into(),
+                result: None,
+            },
+        ]);
+        assert!(
+            matches!(f.slots.get("a/0"), Some(SlotState::Done { result, .. }) if *result == json!({"ok": null}))
+        );
+        assert!(f.slots.get("b/0").is_none(), "not run: fresh work again");
+    }
 }

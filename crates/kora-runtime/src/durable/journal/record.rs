@@ -154,7 +154,13 @@ pub fn parse_line(line: &[u8]) -> Result<(u64, Record), BadLine> {
         return Err(BadLine::Checksum);
     }
     let covered = &line[..n - CRC_TAIL];
-    let want = std::str::from_utf8(&line[n - 10..n - 2])
+    // Only the lowercase digits the writer uses: `F` for `f` would be a changed byte whose
+    // value still matches.
+    let hex = &line[n - 10..n - 2];
+    if !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(BadLine::Checksum);
+    }
+    let want = std::str::from_utf8(hex)
         .ok()
         .and_then(|h| u32::from_str_radix(h, 16).ok())
         .ok_or(BadLine::Checksum)?;
@@ -204,5 +210,30 @@ mod tests {
             parse_line(b"{\"t\":\"out\",\"bytes\":7}").map(|_| ()),
             Err(BadLine::Checksum)
         );
+    }
+
+    #[test]
+    fn an_uppercased_checksum_digit_is_a_changed_byte() {
+        // Found by the damage test: `f` -> `F` parses to the same number.
+        let mut bytes = (0..64u64)
+            .map(|n| {
+                Record::Out { bytes: n }
+                    .line(n)
+                    .trim_end()
+                    .as_bytes()
+                    .to_vec()
+            })
+            .find(|l| {
+                l[l.len() - 10..l.len() - 2]
+                    .iter()
+                    .any(u8::is_ascii_lowercase)
+            })
+            .expect("a checksum with a letter");
+        let n = bytes.len();
+        let at = (n - 10..n - 2)
+            .find(|&i| bytes[i].is_ascii_lowercase())
+            .expect("letter");
+        bytes[at] = bytes[at].to_ascii_uppercase();
+        assert_eq!(parse_line(&bytes).map(|_| ()), Err(BadLine::Checksum));
     }
 }

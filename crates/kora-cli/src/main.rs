@@ -64,6 +64,13 @@ enum Command {
         /// With --resume: continue even though kora.toml changed since the run started
         #[arg(long, requires = "resume")]
         accept_config: bool,
+        /// With --resume: an effect the resume stopped on happened (checked by hand); the run
+        /// goes on as if it had succeeded. EFFECT is its slot, as the stop message names it
+        #[arg(long, value_name = "EFFECT", requires = "resume")]
+        mark_done: Vec<String>,
+        /// With --resume: an effect the resume stopped on did not happen; it is performed again
+        #[arg(long, value_name = "EFFECT", requires = "resume")]
+        retry: Vec<String>,
         /// After the run, print a report on stderr: `cost` is tokens (and money) per model and agent
         #[arg(long, value_enum)]
         report: Option<Report>,
@@ -246,6 +253,8 @@ fn main() -> ExitCode {
             durable,
             resume,
             accept_config,
+            mark_done,
+            retry,
             report,
             no_trace,
             otlp,
@@ -272,6 +281,7 @@ fn main() -> ExitCode {
                 durability,
                 model,
                 accept_config,
+                decisions: kora_runtime::durable::journal::Decisions { mark_done, retry },
             })
         }
         Command::Test {

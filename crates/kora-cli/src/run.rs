@@ -28,6 +28,8 @@ pub struct RunOpts {
     pub model: Option<String>,
     /// `--accept-config`: resume even though `kora.toml` changed since the run started.
     pub accept_config: bool,
+    /// `--mark-done` / `--retry`: a person's decisions about effects a resume stopped on.
+    pub decisions: kora_runtime::durable::journal::Decisions,
 }
 
 pub fn run(opts: RunOpts) -> u8 {
@@ -71,12 +73,13 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         durability,
         model: mut opts_model,
         accept_config,
+        decisions,
     } = opts;
     let mut resumed = None;
     let file = match (&durability, file) {
         (Durability::Resume(id), _) => match durable_cmd::open_resume(id) {
             Ok((run, program, recorded)) => {
-                let started = run.past.model().map(str::to_string);
+                let started = run.past().model().map(str::to_string);
                 match (&opts_model, &started) {
                     (Some(asked), Some(m)) if asked != m => {
                         eprintln!("error: run {id} started with `--model {m}`; resume it without --model (or with `--model {m}`) so its remaining calls answer to the same model");
@@ -93,10 +96,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                 resumed = Some(run);
                 program
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return 2;
-            }
+            Err(()) => return 2,
         },
         (_, Some(f)) => f,
         (_, None) => {
@@ -130,14 +130,14 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     let durable = match (durability, resumed) {
         (Durability::Plain, _) => None,
         (Durability::Resume(id), Some(run)) => {
-            if run.past.program().map(|p| p.1) != Some(durable_cmd::digest(&program).as_str()) {
+            if run.past().program().map(|p| p.1) != Some(durable_cmd::digest(&program).as_str()) {
                 eprintln!(
                     "error: run {id}: `{}` changed since the run started; a resume must run the same code (start a new run with `kora run --durable`)",
                     file.display()
                 );
                 return 2;
             }
-            if let Some(started) = run.past.config() {
+            if let Some(started) = run.past().config() {
                 let moved = kora_runtime::config::digest::changes(started, &config.table_digests);
                 if !moved.is_empty() && !accept_config {
                     eprintln!(
@@ -153,10 +153,15 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                     );
                 }
             }
-            if run.past.state == kora_runtime::durable::journal::RunState::Finished {
+            if run.past().state == kora_runtime::durable::journal::RunState::Finished {
                 eprintln!("run {id} has already finished; nothing to resume");
                 return 0;
             }
+            // Every attempt a kill left open is settled (or the resume refused) before
+            // anything runs.
+            let Ok(run) = durable_cmd::decide(run, &decisions) else {
+                return 2;
+            };
             eprintln!("kora: resuming run {id}");
             Some(run)
         }

@@ -66,7 +66,17 @@ impl Interp<'_> {
         }
         let site = a.site.clone();
         let func = a.func;
-        let r = self.dispatch_plain(a)?;
+        // An effect given a classified value may record it (`random.choice` of secrets):
+        // a journal keeps such a result sealed.
+        let secret_args = tag.is_some_and(|t| t.is_classified());
+        if secret_args {
+            self.host().sealing = true;
+        }
+        let r = self.dispatch_plain(a);
+        if secret_args {
+            self.host().sealing = false;
+        }
+        let r = r?;
         Ok(match func {
             // The value is the secret; why it is missing is not.
             EnvGet => match &r {

@@ -13,6 +13,7 @@
 mod csv;
 mod env;
 mod fs;
+mod fs_write;
 mod http;
 pub(crate) mod image;
 mod json;
@@ -60,11 +61,14 @@ pub struct Host {
     pub branches: Vec<std::sync::Arc<dyn effect::ForBranch>>,
     /// This interpreter's branch name (empty in the main interpreter).
     pub prefix: String,
-    /// A durable run: `ask_human` with nobody to answer suspends instead of failing.
+    /// A durable run: `ask_human` with nobody to answer suspends instead of failing, and a
+    /// write syncs what it wrote before its outcome is journaled.
     pub durable: bool,
     /// How many fan-outs (and isolated calls) this interpreter has started: names the next.
     pub fanouts: u32,
     pub rng: fastrand::Rng,
+    /// The call being made was given a classified value: its effect's result is sealed.
+    pub sealing: bool,
     pub regexes: re::Cache,
     pub types: typed::StdTypes,
 }
@@ -112,6 +116,7 @@ impl Host {
             durable: settings.durable,
             fanouts: 0,
             rng: fastrand::Rng::new(),
+            sealing: false,
             regexes: re::Cache::default(),
             types: typed::StdTypes::find(prog),
         }
@@ -133,6 +138,13 @@ impl Host {
         e: &Effect,
         perform: impl FnOnce(&mut Sending) -> Result<T, String>,
     ) -> RtResult<Result<T, String>> {
+        let sealing = self.sealing;
+        let perform = |s: &mut Sending| {
+            if sealing {
+                s.classified(None);
+            }
+            perform(s)
+        };
         self.pipeline.run(e, perform).map_err(|s| match s {
             Stop::Refused(why) => RtError::new(
                 codes::EFFECT_REFUSED,

@@ -6,6 +6,8 @@
 
 pub mod audit;
 pub mod codes;
+mod conditions;
+mod exhaustive;
 pub mod facts;
 pub mod hir;
 mod label_flow;
@@ -25,11 +27,14 @@ mod lower_store;
 mod lower_test;
 mod lower_tools;
 pub mod names;
+mod outcome_tags;
+mod python_imports;
 pub mod scope;
 pub mod std_api;
 pub mod suggest;
 pub mod typeexpr;
 pub mod types;
+mod unbound_local;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -66,6 +71,9 @@ pub struct Checked {
 pub struct Options {
     /// Keep every file's tree, expression types and name resolutions (`ProgramFacts`).
     pub facts: bool,
+    /// Load the entry file as a module, as `kora test` does: its `__name__` is its stem, so
+    /// an `if __name__ == "__main__":` block does not run.
+    pub entry_as_module: bool,
 }
 
 /// The language server's view of a checked program; `files[i]` belongs to `Checked::files[i]`.
@@ -160,6 +168,7 @@ pub fn check_program_with(
     let any_eval = loaded.files.iter().any(|f| lower_eval::uses_eval(&f.ast));
     lower_eval::register_judgement(&mut ctx, any_eval, hir::ModId(loaded.entry as u32));
     collect_sigs(&loaded, &mut ctx, &mut diags);
+    outcome_tags::infer(&loaded, &mut ctx);
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
     let mut file_facts: Vec<facts::Facts> = (0..loaded.files.len())
@@ -172,7 +181,7 @@ pub fn check_program_with(
         let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
         l.uses_eval = lower_eval::uses_eval(&f.ast);
-        if i != loaded.entry {
+        if i != loaded.entry || options.entry_as_module {
             l.module_name = f
                 .path
                 .file_stem()

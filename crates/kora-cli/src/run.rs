@@ -245,6 +245,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         main_model: opts_model,
     });
     let result = interp.run_main();
+    // `exit(...)` ends the run where it stands: not a failure, and its status is the process's.
+    let exited = match &result {
+        Err(e) => e.exit_status.map(|status| (status, e.message.clone())),
+        Ok(()) => None,
+    };
+    let result = if exited.is_some() { Ok(()) } else { result };
     let saved = interp.finish();
     drop(interp);
     let _ = out.flush();
@@ -268,6 +274,15 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             eprintln!("kora: journal of run {}: {} syncs", run.id, run.syncs());
         }
         match (&result, &saved) {
+            // The journal's existing end state, with the status and message in its detail:
+            // a resume finds the run finished, as it would after the last line.
+            (Ok(()), Ok(())) if exited.is_some() => {
+                let (status, message) = exited.clone().unwrap_or_default();
+                run.status(
+                    "finished",
+                    &format!("exit({status}) {message}").trim_end().to_string(),
+                )
+            }
             (Ok(()), Ok(())) => run.status("finished", ""),
             (Err(e), _) => run.status("failed", &e.message),
             (_, Err(e)) => run.status("failed", e),
@@ -278,6 +293,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         if result.is_ok() {
             return 1;
         }
+    }
+    if let Some((status, message)) = exited {
+        if !message.is_empty() {
+            eprintln!("{message}");
+        }
+        return status.clamp(0, 255) as u8;
     }
     match result {
         Ok(()) => 0,

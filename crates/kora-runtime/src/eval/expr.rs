@@ -19,6 +19,18 @@ pub(crate) fn at<T>(r: RtResult<T>, e: &hir::Expr) -> RtResult<T> {
     })
 }
 
+/// An outcome tested for truth where the checker could not see it was one.
+#[cold]
+fn outcome_truth(tag: crate::value::OutcomeTag) -> Box<crate::error::RtError> {
+    crate::error::RtError::new(
+        crate::error::codes::TYPE,
+        format!(
+            "an outcome has no truth value (this one is `{}`): match it, or bind its payload with `x: T = ... else:`",
+            tag.name()
+        ),
+    )
+}
+
 impl Interp<'_> {
     /// Leaf operands evaluated in place: a local or an int literal costs no recursive call.
     #[inline(always)]
@@ -57,7 +69,11 @@ impl Interp<'_> {
                 return r;
             }
         }
-        Ok(self.eval(e)?.truthy())
+        let v = self.eval(e)?;
+        if let Value::Outcome(o) = &v {
+            return Err(outcome_truth(o.tag));
+        }
+        Ok(v.truthy())
     }
 
     pub(crate) fn eval(&mut self, e: &hir::Expr) -> RtResult<Value> {
@@ -182,6 +198,7 @@ impl Interp<'_> {
         match &e.kind {
             E::ModuleGlobal(m, g) => self.global(m.0 as usize, *g as usize),
             E::Builtin(b) => Ok(Value::Builtin(*b)),
+            E::BigInt(digits) => Ok(crate::value::big_int::literal(digits)),
             E::Type(t) => Ok(Value::Type(*t)),
             E::Module(m) => Ok(Value::Module(*m)),
             E::FString(parts) => {

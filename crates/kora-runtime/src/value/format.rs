@@ -31,7 +31,7 @@ pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::None => "NoneType",
         Value::Bool(_) => "bool",
-        Value::Int(_) => "int",
+        Value::Int(_) | Value::BigInt(_) => "int",
         Value::Float(_) => "float",
         Value::Str(_) => "str",
         Value::List(_) => "list",
@@ -213,6 +213,7 @@ fn repr_in(p: &Program, v: &Value, out: &mut String, seen: &mut Vec<*const ()>) 
         Value::Int(i) => {
             crate::value::int_text::push_int(out, *i);
         }
+        Value::BigInt(b) => crate::value::big_int::push_decimal(b, out),
         Value::Float(f) => write_float_repr(*f, out),
         Value::Str(s) => str_repr(s.as_str(), out),
         Value::List(l) => {

@@ -138,6 +138,7 @@ pub(crate) fn call_plain(
         id::REPR => {
             args::no_kwargs("repr", &kwargs)?;
             args::exactly_one("repr", &args)?;
+            crate::value::big_int::check_text(&args[0])?;
             Ok(Value::str(repr_string(ctx.program(), &args[0])))
         }
         id::ORD => {
@@ -213,6 +214,7 @@ fn print(ctx: &mut dyn Caller, args: Vec<Value>, mut kwargs: Vec<(Sym, Value)>) 
         if i > 0 {
             out.push_str(sep.as_deref().unwrap_or(" "));
         }
+        crate::value::big_int::check_text(a)?;
         to_str(p, a, &mut out);
     }
     out.push_str(end.as_deref().unwrap_or("\n"));

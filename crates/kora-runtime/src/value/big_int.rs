@@ -299,7 +299,7 @@ pub fn to_decimal(x: &BigInt) -> RtResult<String> {
         if digits.len() > MAX_STR_DIGITS {
             return fail(
                 codes::VALUE,
-                format!("Exceeds the limit ({MAX_STR_DIGITS} digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit"),
+                format!("Exceeds the limit ({MAX_STR_DIGITS} digits) for integer string conversion, as in CPython: show it in hex (`hex(n)`), or as a float"),
             );
         }
         return Ok(if x.is_negative() {
@@ -309,6 +309,17 @@ pub fn to_decimal(x: &BigInt) -> RtResult<String> {
         });
     }
     Ok(x.to_string())
+}
+
+/// Refuses, as CPython does, to render an int with more than `MAX_STR_DIGITS` digits; the
+/// entry points of text (`print`, `str`, `repr`, f-strings) ask before rendering.
+pub fn check_text(v: &Value) -> RtResult<()> {
+    if let Value::BigInt(b) = &*crate::labels::label::plain(v) {
+        if b.bits() > (MAX_STR_DIGITS as u64) * 3 {
+            to_decimal(b)?;
+        }
+    }
+    Ok(())
 }
 
 /// Appends `str(x)`; an int too long for text shows CPython's refusal in its place, where
@@ -326,7 +337,7 @@ pub fn parse(digits: &str, radix: u32) -> RtResult<Option<BigInt>> {
         return fail(
             codes::VALUE,
             format!(
-                "Exceeds the limit ({MAX_STR_DIGITS} digits) for integer string conversion: value has {} digits; use sys.set_int_max_str_digits() to increase the limit",
+                "Exceeds the limit ({MAX_STR_DIGITS} digits) for integer string conversion: value has {} digits, as CPython refuses too; read it in hex (`int(text, 16)`)",
                 digits.len()
             ),
         );

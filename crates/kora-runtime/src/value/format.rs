@@ -108,6 +108,7 @@ pub fn format_field(
     spec: &str,
     out: &mut String,
 ) -> RtResult<()> {
+    crate::value::big_int::check_text(v)?;
     let converted;
     let v = match conv {
         None => v,

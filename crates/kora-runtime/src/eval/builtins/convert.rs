@@ -69,7 +69,10 @@ pub(super) fn construct(
             match which {
                 id::STR => Ok(match x {
                     Value::Str(_) => x,
-                    _ => Value::str(to_string(p, &x)),
+                    _ => {
+                        crate::value::big_int::check_text(&x)?;
+                        Value::str(to_string(p, &x))
+                    }
                 }),
                 id::FLOAT => to_float(&x).map(Value::Float),
                 id::BOOL => Ok(Value::Bool(x.truthy())),

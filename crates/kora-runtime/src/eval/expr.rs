@@ -445,7 +445,9 @@ impl Interp<'_> {
             match (&recv, args.positional.as_slice()) {
                 (Value::List(l), [x]) if name == sym::APPEND => {
                     let v = self.eval(x)?;
-                    l.borrow_mut().push(v);
+                    let mut items = l.borrow_mut();
+                    crate::value::grow::room(&mut items, "the list")?;
+                    items.push(v);
                     return Ok(Value::None);
                 }
                 (Value::Dict(d), [k, rest @ ..]) if name == sym::GET && rest.len() <= 1 => {
@@ -543,7 +545,7 @@ impl Interp<'_> {
             match p {
                 FPart::Lit(i) => {
                     if let Value::Str(s) = &self.consts[*i as usize] {
-                        out.push_str(s.as_str());
+                        crate::value::grow::push_str(out, s.as_str(), "the f-string")?;
                     }
                 }
                 FPart::Field { expr, conv, spec } => {
@@ -571,14 +573,25 @@ impl Interp<'_> {
                         _ => v,
                     };
                     if spec.is_empty() {
-                        crate::value::format::to_str(&self.prog, &v, out);
+                        match &v {
+                            Value::Str(s) => {
+                                crate::value::grow::push_str(out, s.as_str(), "the f-string")?
+                            }
+                            _ => {
+                                at(crate::value::big_int::check_text(&v), expr)?;
+                                let mut piece = String::new();
+                                crate::value::format::to_str(&self.prog, &v, &mut piece);
+                                crate::value::grow::push_str(out, &piece, "the f-string")?;
+                            }
+                        }
                     } else {
                         let mut spec_text = String::new();
                         self.fstring(spec, &mut spec_text, tags)?;
-                        out.push_str(&at(
+                        let piece = at(
                             crate::value::format::format_value(&self.prog, &v, &spec_text),
                             expr,
-                        )?);
+                        )?;
+                        crate::value::grow::push_str(out, &piece, "the f-string")?;
                     }
                 }
             }

@@ -14,6 +14,7 @@ use kora_syntax::ast::{BinOp, UnaryOp};
 use crate::error::{codes, fail, type_error, RtResult};
 use crate::value::big_int;
 use crate::value::format::type_name;
+use crate::value::grow;
 use crate::value::{Set, Value};
 
 pub use inplace::{dict_pairs, inplace};
@@ -181,20 +182,21 @@ fn binary_slow(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<Value
     }
     match (op, a, b) {
         (BinOp::Add, Str(x), Str(y)) => {
-            let mut s = String::with_capacity(x.as_str().len() + y.as_str().len());
+            let total = x.as_str().len().saturating_add(y.as_str().len());
+            let mut s = grow::string(total, "the concatenated string")?;
             s.push_str(x.as_str());
             s.push_str(y.as_str());
             Ok(Value::str(s))
         }
         (BinOp::Add, List(x), List(y)) => {
             let (x, y) = (x.borrow(), y.borrow());
-            let mut v = Vec::with_capacity(x.len() + y.len());
+            let mut v = grow::vec(x.len().saturating_add(y.len()), "the concatenated list")?;
             v.extend_from_slice(&x);
             v.extend_from_slice(&y);
             Ok(Value::list(v))
         }
         (BinOp::Add, Tuple(x), Tuple(y)) => {
-            let mut v = Vec::with_capacity(x.len() + y.len());
+            let mut v = grow::vec(x.len().saturating_add(y.len()), "the concatenated tuple")?;
             v.extend_from_slice(x);
             v.extend_from_slice(y);
             Ok(Value::tuple(v))
@@ -506,17 +508,9 @@ fn repeat(seq: &Value, n: i64) -> RtResult<Value> {
 /// `items * n`, refusing sizes that cannot be allocated instead of aborting.
 pub fn repeat_vec<T: Clone>(items: &[T], n: usize) -> RtResult<Vec<T>> {
     let Some(total) = items.len().checked_mul(n) else {
-        return fail(codes::OVERFLOW, "repeated sequence is too long");
+        return grow::too_large("the repeated sequence");
     };
-    let mut v: Vec<T> = Vec::new();
-    // Past a few GiB CPython raises MemoryError; reserving first avoids an abort here.
-    let too_big = total.saturating_mul(std::mem::size_of::<T>()) > 1 << 32;
-    if too_big || v.try_reserve_exact(total).is_err() {
-        return fail(
-            codes::OVERFLOW,
-            "MemoryError: repeated sequence is too long",
-        );
-    }
+    let mut v: Vec<T> = grow::vec(total, "the repeated sequence")?;
     if total == 0 {
         return Ok(v);
     }

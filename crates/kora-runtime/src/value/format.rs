@@ -126,12 +126,15 @@ pub fn format_field(
         }
         Some(c) => return fail(codes::VALUE, format!("Unknown conversion specifier {c}")),
     };
-    if spec.is_empty() {
-        to_str(p, v, out);
+    let piece = if spec.is_empty() {
+        if let Value::Str(s) = v {
+            return crate::value::grow::push_str(out, s.as_str(), "the formatted string");
+        }
+        to_string(p, v)
     } else {
-        out.push_str(&format_value(p, v, spec)?);
-    }
-    Ok(())
+        format_value(p, v, spec)?
+    };
+    crate::value::grow::push_str(out, &piece, "the formatted string")
 }
 
 /// `ascii()`: a repr with every non-ASCII character escaped.

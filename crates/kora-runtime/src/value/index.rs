@@ -181,6 +181,8 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
                     return Ok(());
                 }
             }
+            // An entry is a key, a value and the map's index: about 48 bytes.
+            crate::value::grow::entry_room(d.len(), 48, "the dict")?;
             d.insert(k, val);
             Ok(())
         }

@@ -23,6 +23,7 @@ pub mod caller;
 pub mod compare;
 pub mod conform;
 pub mod format;
+pub mod grow;
 pub mod index;
 pub(crate) mod int_text;
 pub mod iter;
@@ -196,6 +197,13 @@ impl KStr {
     pub fn push_str(&mut self, other: &str) {
         self.ascii &= other.is_ascii();
         self.s.push_str(other);
+    }
+
+    /// `push_str` within the memory limit (`grow.rs`): `s += t` in a loop may double a string.
+    pub fn push_str_within(&mut self, other: &str) -> crate::error::RtResult<()> {
+        crate::value::grow::reserve_str(&mut self.s, other.len(), "the string")?;
+        self.push_str(other);
+        Ok(())
     }
 
     pub fn into_string(self) -> String {

@@ -246,8 +246,8 @@ const MAX_FIELD: usize = 1 << 28;
 /// A buffer for `n` bytes, refusing sizes that cannot sensibly be allocated.
 pub(crate) fn reserve(n: usize) -> RtResult<String> {
     let mut out = String::new();
-    if n > MAX_FIELD || out.try_reserve(n).is_err() {
-        return fail(codes::VALUE, "MemoryError: formatted value too large");
+    if n > crate::value::grow::max_bytes() || out.try_reserve(n).is_err() {
+        return crate::value::grow::too_large("the formatted value");
     }
     Ok(out)
 }

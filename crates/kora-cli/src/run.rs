@@ -42,6 +42,16 @@ pub fn run(opts: RunOpts) -> u8 {
     on_big_stack(move || run_on_this_thread(opts))
 }
 
+/// Whether the model a recording run calls first (the run's model) has its API key: a
+/// recording without one would run the program's effects and only then fail at the call.
+pub fn key_for_recording(config: &Config, model: Option<&str>) -> Result<(), String> {
+    let entry = config.resolve(model)?;
+    entry
+        .api_key()
+        .map(|_| ())
+        .map_err(|e| format!("model `{}`: {e}", entry.name))
+}
+
 /// Runs `f` on a thread with room for 1000 nested Kora calls; a panic is reported as a bug.
 pub fn on_big_stack(f: impl FnOnce() -> u8 + Send + 'static) -> u8 {
     let worker = std::thread::Builder::new()
@@ -127,6 +137,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             return 2;
         }
     };
+    if mode == Mode::Record {
+        if let Err(e) = key_for_recording(&config, opts_model.as_deref()) {
+            eprintln!("error: --record calls the model, but {e}; nothing was run");
+            return 2;
+        }
+    }
     let durable = match (durability, resumed) {
         (Durability::Plain, _) => None,
         (Durability::Resume(id), Some(run)) => {

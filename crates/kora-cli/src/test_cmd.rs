@@ -171,6 +171,16 @@ fn run_file(
     } else {
         Mode::Replay
     };
+    if opts.live {
+        if let Err(e) = crate::run::key_for_recording(&config, opts.model.as_deref()) {
+            let _ = writeln!(
+                out,
+                "FAIL {display}: --live calls the model, but {e}; its tests did not run"
+            );
+            tally.failed += tests.len();
+            return;
+        }
+    }
     for (name, body) in tests {
         if let Some(f) = &opts.filter {
             if !name.contains(f.as_str()) && !display.contains(f.as_str()) {

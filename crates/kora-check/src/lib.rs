@@ -28,6 +28,7 @@ mod lower_test;
 mod lower_tools;
 pub mod names;
 mod outcome_tags;
+mod python_aliases;
 mod python_imports;
 pub mod scope;
 pub mod std_api;
@@ -345,7 +346,11 @@ fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagno
                 StmtKind::TypeAlias { name, .. } => {
                     ctx.aliases.insert(name.name.clone(), Ty::Any);
                 }
-                _ => {}
+                _ => {
+                    if let Some((name, _)) = python_aliases::alias_of(s) {
+                        ctx.aliases.insert(name.to_string(), Ty::Any);
+                    }
+                }
             }
         }
     }
@@ -357,6 +362,11 @@ fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagno
                 let t = ctx.type_scope().lower(ty, &mut d);
                 diags[i].extend(d);
                 ctx.aliases.insert(name.name.clone(), t);
+            } else if let Some((name, ty)) = python_aliases::alias_of(s) {
+                let mut d = Vec::new();
+                let t = ctx.type_scope().lower(&ty, &mut d);
+                diags[i].extend(d);
+                ctx.aliases.insert(name.to_string(), t);
             }
         }
     }

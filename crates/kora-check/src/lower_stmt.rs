@@ -17,6 +17,12 @@ impl Lowerer<'_> {
                 self.unclaimed_handlers();
                 H::Expr(e)
             }
+            // `Matrix = List[List[int]]` at the top of a file names a type (`python_aliases.rs`).
+            AS::Assign { .. }
+                if self.f().is_module && crate::python_aliases::alias_of(s).is_some() =>
+            {
+                return None;
+            }
             AS::Assign {
                 targets,
                 value,

@@ -120,7 +120,7 @@ impl Lowerer<'_> {
         if let [at] = stars.as_slice() {
             let before = ps[..*at].iter().map(|q| self.pattern(q, &elem)).collect();
             let P::Star(name) = &ps[*at].kind else {
-                unreachable!("filtered above")
+                return hir::Pattern::Wildcard;
             };
             let rest = if name.name == "_" {
                 hir::Target::Discard

@@ -104,7 +104,7 @@ impl Lowerer<'_> {
             if !declared.accepts(&ok_ty) {
                 self.mismatch(&declared, &ok_ty, value.span, "the annotation");
             }
-            if !diverges(&e.body) {
+            if !diverges(&e.body) || self.exit_is_shadowed(&e.body) {
                 let last = e.body.last().map(|s| s.span).unwrap_or(e.span);
                 self.err(
                     Diagnostic::error(
@@ -144,6 +144,20 @@ impl Lowerer<'_> {
         };
         let (t, _) = self.declare_store(target, flow);
         Some(hir::StmtKind::AnnAssign(t, declared, v))
+    }
+
+    /// A block that ends in `exit(...)` leaves only when `exit` is the built-in: a function
+    /// of the program's own by that name may return.
+    fn exit_is_shadowed(&self, block: &[ast::Stmt]) -> bool {
+        let ends_in_exit = matches!(
+            block.last().map(|s| &s.kind),
+            Some(ast::StmtKind::Expr { expr, .. }) if crate::lower::is_exit_call(expr)
+        );
+        if !ends_in_exit {
+            return false;
+        }
+        let f = self.fns.last().expect("in a function");
+        f.slots.contains_key("exit") || self.info().global_ix.contains_key("exit")
     }
 
     pub(crate) fn declare_store(&mut self, target: &ast::Ident, ty: Ty) -> (Target, Ty) {

@@ -33,6 +33,8 @@ def triage(text: str) -> str:
             return "unsure: " + why
         case Failed(why):
             return "failed: " + why
+        case Exhausted(m):
+            return "exhausted: " + m
 
 def bill(text: str) -> float:
     i: Invoice = analyze(text, "Read the invoice.") else:

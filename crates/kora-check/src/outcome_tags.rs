@@ -219,13 +219,12 @@ impl Reader<'_> {
 fn assigned_values<'a>(block: &'a [ast::Stmt], name: &str, out: &mut Vec<&'a ast::Expr>) {
     for s in block {
         match &s.kind {
-            AS::Assign { targets, value, .. } => {
+            AS::Assign { targets, value, .. }
                 if targets
                     .iter()
-                    .any(|t| matches!(&t.kind, AE::Name(n) if n == name))
-                {
-                    out.push(value);
-                }
+                    .any(|t| matches!(&t.kind, AE::Name(n) if n == name)) =>
+            {
+                out.push(value);
             }
             AS::AnnAssign {
                 target,

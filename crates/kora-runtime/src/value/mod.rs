@@ -439,9 +439,7 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         },
         Value::Float(f) => {
             // Integral floats hash like the int they equal, as in Python.
-            if f.fract() == 0.0
-                && (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(f)
-            {
+            if f.fract() == 0.0 && (i64::MIN as f64..-(i64::MIN as f64)).contains(f) {
                 (*f as i64).hash(state)
             } else {
                 f.to_bits().hash(state)

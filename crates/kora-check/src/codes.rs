@@ -9,6 +9,8 @@ pub const NO_MEMBER: &str = "E0106";
 pub const DUPLICATE_TYPE: &str = "E0107";
 pub const UNKNOWN_STD_MODULE: &str = "E0108";
 pub const USE_NEEDS_AS: &str = "E0109";
+pub const ASSIGN_NEEDS_GLOBAL: &str = "E0110";
+pub const UNKNOWN_TYPING_NAME: &str = "E0111";
 /// `kora repl` could not add an entry to its session (it would renumber what is defined).
 pub const SESSION_ENTRY: &str = "E0150";
 pub const MISSING_PARAM_TYPE: &str = "E0201";
@@ -21,6 +23,8 @@ pub const UNKNOWN_KEYWORD: &str = "E0207";
 pub const UNKNOWN_FIELD: &str = "E0208";
 pub const BAD_TARGET: &str = "E0209";
 pub const NO_METHOD: &str = "E0210";
+pub const PERCENT_FORMAT: &str = "E0211";
+pub const NOT_A_TYPE_TEST: &str = "E0212";
 pub const ELSE_MUST_DIVERGE: &str = "E0301";
 pub const ELSE_NOT_OUTCOME: &str = "E0302";
 pub const ALT_BINDINGS: &str = "E0303";
@@ -29,6 +33,8 @@ pub const BREAK_VALUE: &str = "E0305";
 pub const RETURN_OUTSIDE: &str = "E0306";
 pub const LOOP_CONTROL_OUTSIDE: &str = "E0307";
 pub const BAD_PATTERN: &str = "E0308";
+pub const OUTCOME_TRUTH: &str = "E0309";
+pub const NOT_EXHAUSTIVE: &str = "E0310";
 // Tool loops and the context fence (E0820–E0829).
 pub const NOT_A_TOOL: &str = "E0820";
 pub const TOOLS_SHAPE: &str = "E0821";

@@ -311,8 +311,56 @@ pub enum Pattern {
     Outcome(OutcomeTagPat, Option<Box<Pattern>>),
     Record(TypeId, Vec<(usize, Pattern)>),
     Sequence(Vec<Pattern>),
+    /// `[a, *rest, z]`: the items before and after the star match one by one, and the star
+    /// takes what they leave, as a list.
+    SequenceStar(Vec<Pattern>, Box<Target>, Vec<Pattern>),
+    /// `int(n)`, `str()`: a value of that built-in type, the sub-pattern matching the value itself.
+    Class(TypeTest, Option<Box<Pattern>>),
     Or(Vec<Pattern>),
     As(Box<Pattern>, Target),
+}
+
+/// A built-in type a class pattern or `isinstance` names. As in Python, `int` also takes a
+/// `bool` (`True` is an `int`), and `float` does not take an `int`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeTest {
+    Int,
+    Float,
+    Str,
+    Bool,
+    List,
+    Dict,
+    Tuple,
+    Set,
+}
+
+impl TypeTest {
+    pub fn from_name(name: &str) -> Option<TypeTest> {
+        Some(match name {
+            "int" => TypeTest::Int,
+            "float" => TypeTest::Float,
+            "str" => TypeTest::Str,
+            "bool" => TypeTest::Bool,
+            "list" => TypeTest::List,
+            "dict" => TypeTest::Dict,
+            "tuple" => TypeTest::Tuple,
+            "set" => TypeTest::Set,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TypeTest::Int => "int",
+            TypeTest::Float => "float",
+            TypeTest::Str => "str",
+            TypeTest::Bool => "bool",
+            TypeTest::List => "list",
+            TypeTest::Dict => "dict",
+            TypeTest::Tuple => "tuple",
+            TypeTest::Set => "set",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,6 +397,8 @@ pub struct Expr {
 #[derive(Debug, Clone)]
 pub enum ExprKind {
     Int(i64),
+    /// An int literal past 64 bits, as its digits (with any `0x`/`0o`/`0b` prefix).
+    BigInt(Box<str>),
     Float(f64),
     Bool(bool),
     None,
@@ -541,6 +591,7 @@ pub const BUILTINS: &[&str] = &[
     "hex",
     "oct",
     "bin",
+    "exit",
 ];
 
 pub fn builtin_id(name: &str) -> Option<BuiltinId> {

@@ -6,6 +6,8 @@
 
 pub mod audit;
 pub mod codes;
+mod conditions;
+mod exhaustive;
 pub mod facts;
 pub mod hir;
 mod label_flow;
@@ -26,12 +28,16 @@ mod lower_store;
 mod lower_test;
 mod lower_tools;
 pub mod names;
+mod outcome_tags;
+mod python_aliases;
+mod python_imports;
 pub mod scope;
 pub mod session;
 pub mod std_api;
 pub mod suggest;
 pub mod typeexpr;
 pub mod types;
+mod unbound_local;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -70,6 +76,9 @@ pub struct Checked {
 pub struct Options {
     /// Keep every file's tree, expression types and name resolutions (`ProgramFacts`).
     pub facts: bool,
+    /// Load the entry file as a module, as `kora test` does: its `__name__` is its stem, so
+    /// an `if __name__ == "__main__":` block does not run.
+    pub entry_as_module: bool,
 }
 
 /// The language server's view of a checked program; `files[i]` belongs to `Checked::files[i]`.
@@ -157,6 +166,7 @@ pub fn check_program_with(
     lower_eval::register_judgement(&mut ctx, any_eval, hir::ModId(loaded.entry as u32));
     let sig_parts: Vec<SigPart<'_>> = parts.iter().map(|&(i, s)| (i, s, s)).collect();
     collect_sigs(&sig_parts, &mut ctx);
+    outcome_tags::infer(&loaded, &mut ctx);
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
     let mut file_facts: Vec<facts::Facts> = (0..loaded.files.len())
@@ -169,7 +179,7 @@ pub fn check_program_with(
         let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
         l.uses_eval = lower_eval::uses_eval(&f.ast);
-        if i != loaded.entry {
+        if i != loaded.entry || options.entry_as_module {
             l.module_name = f
                 .path
                 .file_stem()
@@ -402,7 +412,11 @@ pub(crate) fn collect_types(
                 StmtKind::TypeAlias { name, .. } => {
                     ctx.aliases.insert(name.name.clone(), Ty::Any);
                 }
-                _ => {}
+                _ => {
+                    if let Some((name, _)) = python_aliases::alias_of(s) {
+                        ctx.aliases.insert(name.to_string(), Ty::Any);
+                    }
+                }
             }
         }
     }
@@ -414,6 +428,11 @@ pub(crate) fn collect_types(
                 let t = ctx.type_scope().lower(ty, &mut d);
                 diags[i].extend(d);
                 ctx.aliases.insert(name.name.clone(), t);
+            } else if let Some((name, ty)) = python_aliases::alias_of(s) {
+                let mut d = Vec::new();
+                let t = ctx.type_scope().lower(&ty, &mut d);
+                diags[i].extend(d);
+                ctx.aliases.insert(name.to_string(), t);
             }
         }
     }

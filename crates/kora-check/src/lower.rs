@@ -105,6 +105,11 @@ pub(crate) struct FnState {
     pub bound_globals: FxHashSet<u32>,
     /// The `parallel for` body being lowered, if any (see `lower_parallel.rs`).
     pub branch: Option<Box<crate::lower_parallel::Branch>>,
+    /// Slots a pattern (`case int(n):`) has given a type: a second arm binding another type
+    /// leaves the name untyped.
+    pub pattern_typed: FxHashSet<u32>,
+    /// `isinstance` narrowings in force, innermost last: a slot and its type inside the branch.
+    pub narrowed: Vec<(crate::conditions::Place, Ty)>,
 }
 
 impl FnState {
@@ -245,6 +250,8 @@ impl<'a> Lowerer<'a> {
             ext_aliases: FxHashMap::default(),
             bound_globals: FxHashSet::default(),
             branch: None,
+            pattern_typed: FxHashSet::default(),
+            narrowed: Vec::new(),
         });
         let mut body = self.block(stmts);
         let tail_ty = tail.map(|e| {
@@ -355,6 +362,7 @@ impl<'a> Lowerer<'a> {
 pub fn diverges(block: &[ast::Stmt]) -> bool {
     match block.last().map(|s| &s.kind) {
         Some(AS::Return(_)) | Some(AS::Break(_)) | Some(AS::Continue) => true,
+        Some(AS::Expr { expr, .. }) => is_exit_call(expr),
         Some(AS::If {
             branches,
             orelse: Some(e),
@@ -367,6 +375,11 @@ pub fn diverges(block: &[ast::Stmt]) -> bool {
         }
         _ => false,
     }
+}
+
+/// `exit(...)`: ends the program, so a block ending in it leaves.
+pub fn is_exit_call(e: &ast::Expr) -> bool {
+    matches!(&e.kind, AE::Call { func, .. } if matches!(&func.kind, AE::Name(n) if n == "exit"))
 }
 
 pub(crate) fn is_mutable_display(e: &ast::Expr) -> bool {

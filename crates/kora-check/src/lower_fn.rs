@@ -123,6 +123,8 @@ impl Lowerer<'_> {
             ext_aliases: FxHashMap::default(),
             bound_globals: FxHashSet::default(),
             branch: None,
+            pattern_typed: FxHashSet::default(),
+            narrowed: Vec::new(),
         };
         let mut captures = Vec::new();
         let mut cell_slots = Vec::new();

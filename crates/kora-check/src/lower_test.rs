@@ -92,7 +92,7 @@ impl Lowerer<'_> {
             );
         }
         let (v, ty) = self.expr(value);
-        if !matches!(ty, Ty::Outcome(_) | Ty::Any) {
+        if !matches!(ty, Ty::Outcome(..) | Ty::Any) {
             self.err(
                 Diagnostic::error(
                     codes::MOCK_NOT_OUTCOME,

@@ -351,6 +351,7 @@ impl<'a> Visitor<'a> for Builder<'_> {
     fn visit_pattern(&mut self, p: &'a Pattern) {
         match &p.kind {
             PatternKind::Capture(n) => self.bind(n),
+            PatternKind::Star(n) if n.name != "_" => self.bind(&n.name),
             PatternKind::As(inner, n) => {
                 self.visit_pattern(inner);
                 self.bind(&n.name);

@@ -416,7 +416,7 @@ fn parse_one(s: &[u8], i: usize, t: &Ty, r: &dyn Fn(&str) -> Ty) -> (Ty, usize) 
         "T" => t.clone(),
         "list" => Ty::List(arg(0)),
         "dict" => Ty::Dict(arg(0), arg(1)),
-        "Result" => Ty::Outcome(arg(0)),
+        "Result" => Ty::Outcome(arg(0), crate::types::Tags::OK_ERR),
         other => match StdType::from_name(other) {
             Some(st) => Ty::Std(st),
             None => r(other),
@@ -472,11 +472,11 @@ mod tests {
         );
         assert_eq!(
             parse_sig_type("Result[T]", &Ty::Int, &any),
-            Ty::Outcome(Box::new(Ty::Int))
+            Ty::outcome(Ty::Int, crate::types::Tags::OK_ERR)
         );
         assert_eq!(
             parse_sig_type("Result[sql.Db]", &Ty::Any, &any),
-            Ty::Outcome(Box::new(Ty::Std(StdType::Db)))
+            Ty::outcome(Ty::Std(StdType::Db), crate::types::Tags::OK_ERR)
         );
     }
 }

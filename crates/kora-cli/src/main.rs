@@ -45,6 +45,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check a program and run it
+    #[command(
+        override_usage = "kora run [OPTIONS] <FILE> [ARGS]...\n       kora run --resume <RUN_ID> [OPTIONS]"
+    )]
     Run {
         /// Call the model for every `analyze` and write the answers to the program's cassette
         #[arg(long, conflicts_with = "replay")]
@@ -83,8 +86,8 @@ enum Command {
         /// Model calls use this `[models]` entry unless a call, block or agent names another
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
-        /// The `.ko` file to run
-        #[arg(required_unless_present = "resume")]
+        /// The `.ko` file to run: required, except with `--resume` (which runs the run's own file)
+        #[arg(required_unless_present = "resume", value_name = "FILE")]
         file: Option<PathBuf>,
         /// Arguments passed to the program
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -44,6 +44,16 @@ pub fn run(opts: RunOpts) -> u8 {
     on_big_stack(move || run_on_this_thread(opts))
 }
 
+/// Whether the model a recording run calls first (the run's model) has its API key: a
+/// recording without one would run the program's effects and only then fail at the call.
+pub fn key_for_recording(config: &Config, model: Option<&str>) -> Result<(), String> {
+    let entry = config.resolve(model)?;
+    entry
+        .api_key()
+        .map(|_| ())
+        .map_err(|e| format!("model `{}`: {e}", entry.name))
+}
+
 /// Runs `f` on a thread with room for 1000 nested Kora calls; a panic is reported as a bug.
 pub fn on_big_stack(f: impl FnOnce() -> u8 + Send + 'static) -> u8 {
     let worker = std::thread::Builder::new()
@@ -127,6 +137,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             return 2;
         }
     };
+    if mode == Mode::Record {
+        if let Err(e) = key_for_recording(&config, opts_model.as_deref()) {
+            eprintln!("error: --record calls the model, but {e}; nothing was run");
+            return 2;
+        }
+    }
     let durable = match (durability, resumed) {
         (Durability::Plain, _) => None,
         (Durability::Resume(id), Some(run)) => {
@@ -269,6 +285,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         main_model: opts_model,
     });
     let result = interp.run_main();
+    // `exit(...)` ends the run where it stands: not a failure, and its status is the process's.
+    let exited = match &result {
+        Err(e) => e.exit_status.map(|status| (status, e.message.clone())),
+        Ok(()) => None,
+    };
+    let result = if exited.is_some() { Ok(()) } else { result };
     let saved = interp.finish();
     drop(interp);
     let _ = out.flush();
@@ -292,6 +314,15 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             eprintln!("kora: journal of run {}: {} syncs", run.id, run.syncs());
         }
         match (&result, &saved) {
+            // The journal's existing end state, with the status and message in its detail:
+            // a resume finds the run finished, as it would after the last line.
+            (Ok(()), Ok(())) if exited.is_some() => {
+                let (status, message) = exited.clone().unwrap_or_default();
+                run.status(
+                    "finished",
+                    &format!("exit({status}) {message}").trim_end().to_string(),
+                )
+            }
             (Ok(()), Ok(())) => run.status("finished", ""),
             (Err(e), _) => run.status("failed", &e.message),
             (_, Err(e)) => run.status("failed", e),
@@ -302,6 +333,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         if result.is_ok() {
             return 1;
         }
+    }
+    if let Some((status, message)) = exited {
+        if !message.is_empty() {
+            eprintln!("{message}");
+        }
+        return status.clamp(0, 255) as u8;
     }
     match result {
         Ok(()) => 0,

@@ -311,7 +311,7 @@ mod terminal {
         t.type_line("    pass");
         t.expect("... ");
         t.type_line("");
-        t.interrupt_until("E1019");
+        t.interrupt_until("E1021");
         t.expect(">>> ");
         t.type_line("area(1, 1)");
         t.expect("1");

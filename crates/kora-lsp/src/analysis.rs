@@ -139,7 +139,14 @@ impl Analysis {
 /// Parses and checks `entry` (and what it uses), reading open buffers from `open`.
 pub fn analyze(entry: &Path, open: &HashMap<PathBuf, String>) -> Analysis {
     let overlay = Overlay { open };
-    let checked = match check_program_with(entry, &overlay, Options { facts: true }) {
+    let checked = match check_program_with(
+        entry,
+        &overlay,
+        Options {
+            facts: true,
+            ..Options::default()
+        },
+    ) {
         Ok(c) => c,
         Err(e) => {
             return Analysis {

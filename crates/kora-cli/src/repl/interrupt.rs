@@ -1,5 +1,5 @@
 //! Ctrl-C while an entry runs: a SIGINT handler that raises a flag the interpreter checks
-//! before each statement, so the entry stops (E1019) and the session goes on.
+//! before each statement, so the entry stops (E1021) and the session goes on.
 //!
 //! At the prompt the terminal is in raw mode and Ctrl-C reaches the line editor as a key,
 //! not as a signal; the handler only ever sees presses made while code runs.

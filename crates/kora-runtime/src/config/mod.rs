@@ -109,7 +109,10 @@ impl Config {
 
     /// Reads the nearest `kora.toml` at or above `dir`; no file means defaults.
     pub fn discover(dir: &Path) -> Result<Config, ConfigError> {
-        let mut cur = Some(dir);
+        // `kora run prog.ko` names its folder as `.`, whose parents a relative path cannot
+        // reach: walk up from where it really is.
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let mut cur = Some(real.as_path());
         while let Some(d) = cur {
             let candidate = d.join("kora.toml");
             if candidate.is_file() {

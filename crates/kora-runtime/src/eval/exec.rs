@@ -95,7 +95,11 @@ impl Interp<'_> {
     #[cold]
     pub(crate) fn debug_error(&mut self, e: &RtError) {
         // A sibling's stop and a durable run's suspension are how a run ends, not failures.
-        if !e.trace.is_empty() || e.code == codes::STOPPED || e.code == codes::SUSPENDED {
+        if !e.trace.is_empty()
+            || e.code == codes::STOPPED
+            || e.code == codes::SUSPENDED
+            || e.code == codes::EXIT
+        {
             return;
         }
         if let Some(mut d) = self.debugger.take() {

@@ -49,7 +49,7 @@ impl Interp<'_> {
     }
 
     /// Watches `flag` before every statement: when something (a Ctrl-C handler) sets it,
-    /// the running code stops with E1019. Costs one test per statement.
+    /// the running code stops with E1021. Costs one test per statement.
     pub fn interrupt_on(&mut self, flag: &'static std::sync::atomic::AtomicBool) {
         self.interrupt = Some(flag);
         self.watched = true;

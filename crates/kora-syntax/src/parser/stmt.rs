@@ -221,17 +221,46 @@ fn python_import<'a>() -> P<'a, Vec<Stmt>> {
         )
         .map_with(|mods, e| {
             mods.into_iter()
-                .map(|module| Stmt::new(StmtKind::PythonImport { module }, e.span()))
+                .map(|module| {
+                    Stmt::new(
+                        StmtKind::PythonImport {
+                            module,
+                            names: Vec::new(),
+                        },
+                        e.span(),
+                    )
+                })
                 .collect::<Vec<_>>()
         });
+    let star = just(Tok::Star).map_with(|_, e| {
+        vec![Ident {
+            name: "*".to_string(),
+            span: e.span(),
+        }]
+    });
+    let name_list = ident()
+        .then_ignore(just(Tok::As).then(ident()).or_not())
+        .separated_by(just(Tok::Comma))
+        .at_least(1)
+        .allow_trailing()
+        .collect::<Vec<_>>();
+    let names = choice((
+        star,
+        name_list
+            .clone()
+            .delimited_by(just(Tok::LParen), just(Tok::RParen)),
+        name_list,
+    ))
+    .then_ignore(just(Tok::Newline).or(just(Tok::Semi)).rewind())
+    .or(none_of([Tok::Newline, Tok::Semi]).repeated().to(Vec::new()));
     let from = just(Tok::From)
         .ignore_then(just(Tok::Dot).repeated().count())
         .then(dotted().or_not())
         .then_ignore(just(Tok::Import))
-        .then_ignore(none_of([Tok::Newline, Tok::Semi]).repeated())
-        .map_with(|(dots, name), e| {
+        .then(names)
+        .map_with(|((dots, name), names), e| {
             let module = format!("{}{}", ".".repeat(dots), name.unwrap_or_default());
-            one(StmtKind::PythonImport { module }, e.span())
+            one(StmtKind::PythonImport { module, names }, e.span())
         });
     import.or(from).boxed()
 }

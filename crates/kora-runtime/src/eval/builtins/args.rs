@@ -116,6 +116,10 @@ pub fn index(v: &Value) -> RtResult<i64> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Bool(b) => Ok(*b as i64),
+        Value::BigInt(_) => fail(
+            codes::OVERFLOW,
+            "Python int too large to convert to C ssize_t",
+        ),
         _ => type_error(format!(
             "'{}' object cannot be interpreted as an integer",
             type_name(v)

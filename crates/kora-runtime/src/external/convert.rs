@@ -35,6 +35,7 @@ fn out(p: &Program, v: &Value, depth: usize) -> Result<Data, String> {
         Value::None => Data::None,
         Value::Bool(b) => Data::Bool(*b),
         Value::Int(i) => Data::Int(*i),
+        Value::BigInt(b) => Data::BigInt(b.to_string()),
         Value::Float(f) => Data::Float(*f),
         Value::Str(s) => Data::Str(s.as_str().to_string()),
         Value::List(xs) => Data::List(items(p, xs.borrow().iter(), d)?),
@@ -89,16 +90,12 @@ fn back(d: &Data, depth: usize) -> Result<Value, String> {
         Data::None => Value::None,
         Data::Bool(b) => Value::Bool(*b),
         Data::Int(i) => Value::Int(*i),
-        // BIG INTS: the one place an integer past 64 bits becomes a value. Until Kora's ints
-        // are arbitrary-precision (gaps.md §1, decided 2026-12-07), it is refused here, naming
-        // the limit; when they are, build the big int from these decimal digits instead.
-        Data::BigInt(s) => {
-            return Err(format!(
-                "an integer past 64 bits ({s}), which Kora's int cannot hold yet (it goes from {} to {})",
-                i64::MIN,
-                i64::MAX
-            ))
-        }
+        // The one place an integer past 64 bits becomes a value: from its decimal text, so it
+        // is the same number on both sides whatever its size.
+        Data::BigInt(s) => match num_bigint::BigInt::parse_bytes(s.as_bytes(), 10) {
+            Some(b) => crate::value::big_int::normalize(b),
+            None => return Err(format!("an integer that is not decimal digits: {s}")),
+        },
         Data::Float(f) => Value::Float(*f),
         Data::Str(s) => Value::str(s.as_str()),
         Data::Bytes(b) => Value::list(b.iter().map(|x| Value::Int(i64::from(*x))).collect()),
@@ -126,14 +123,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_big_int_is_refused_naming_the_limit() {
-        let Err(e) = to_value(&Data::BigInt("123456789012345678901234567890".into())) else {
-            panic!("a big int was accepted")
+    fn a_big_int_comes_back_as_the_same_number_and_a_small_one_as_an_int() {
+        let v = to_value(&Data::BigInt("-123456789012345678901234567890".into())).expect("int");
+        let Value::BigInt(b) = &v else {
+            panic!("not a big int: {v:?}")
         };
-        assert!(
-            e.contains("64 bits") && e.contains("9223372036854775807"),
-            "{e}"
-        );
+        assert_eq!(b.to_string(), "-123456789012345678901234567890");
+        let small = to_value(&Data::BigInt("42".into())).expect("int");
+        assert!(matches!(small, Value::Int(42)), "{small:?}");
+        assert!(to_value(&Data::BigInt("12x".into())).is_err());
     }
 
     #[test]

@@ -71,10 +71,11 @@ pub fn normalize_string(raw: &str, style: QuoteStyle) -> String {
     };
     let verbatim = parts.raw || parts.fmt || parts.quote_len == 3;
     if verbatim {
-        let switch = preferred != q
-            && !body.contains(preferred)
-            && !(parts.fmt && body.contains('\\'))
-            && !(parts.quote_len == 3 && body.ends_with('\\'));
+        // A verbatim body can change quotes only when nothing in it would need escaping.
+        let blocked = body.contains(preferred)
+            || (parts.fmt && body.contains('\\'))
+            || (parts.quote_len == 3 && body.ends_with('\\'));
+        let switch = preferred != q && !blocked;
         return build(if switch { preferred } else { q }, body);
     }
     if style == QuoteStyle::Preserve {

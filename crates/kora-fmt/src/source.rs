@@ -129,10 +129,7 @@ impl<'s> Source<'s> {
     pub fn parens_around(&self, span: Span) -> Vec<(Span, Span)> {
         let mut out = Vec::new();
         let mut cur = self.whole(span);
-        loop {
-            let Some(first) = self.starting_at(cur.start) else {
-                break;
-            };
+        while let Some(first) = self.starting_at(cur.start) {
             let Some(last) = self.ending_at(cur.end) else {
                 break;
             };

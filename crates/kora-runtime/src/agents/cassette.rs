@@ -186,6 +186,13 @@ impl Cassette {
             }
         }
         let diff = best.unwrap_or_default();
+        if diff.is_empty() {
+            // Same request, another key: the file was edited by hand (a renamed site, say).
+            return format!(
+                "the call recorded at {} has this request but a key that does not match it (was the cassette edited by hand?)",
+                m.site
+            );
+        }
         format!(
             "a call was recorded at {} but its {} differ{}",
             m.site,

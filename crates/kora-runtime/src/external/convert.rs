@@ -126,11 +126,11 @@ mod tests {
     fn a_big_int_comes_back_as_the_same_number_and_a_small_one_as_an_int() {
         let v = to_value(&Data::BigInt("-123456789012345678901234567890".into())).expect("int");
         let Value::BigInt(b) = &v else {
-            panic!("not a big int: {v:?}")
+            panic!("not a big int")
         };
         assert_eq!(b.to_string(), "-123456789012345678901234567890");
         let small = to_value(&Data::BigInt("42".into())).expect("int");
-        assert!(matches!(small, Value::Int(42)), "{small:?}");
+        assert!(matches!(small, Value::Int(42)));
         assert!(to_value(&Data::BigInt("12x".into())).is_err());
     }
 

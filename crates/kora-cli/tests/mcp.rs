@@ -384,7 +384,7 @@ fn a_tool_call_sent_but_never_recorded_stops_the_resume_naming_it() {
         // An MCP call is an effect nobody can look at: the resume stops before running
         // anything, names it and says how to settle it (E1361).
         let err = support::text(&resumed.stderr);
-        assert_eq!(resumed.status.code(), Some(1), "{err}");
+        assert_eq!(resumed.status.code(), Some(2), "{err}");
         assert!(
             err.contains("error[E1361]") && err.contains("adv.ping") && err.contains("--mark-done"),
             "an MCP call cut off after its mark: {err}"

@@ -46,6 +46,8 @@ const SHOW: &str = r#"def show(r: Result[str]) -> None:
             print("exhausted", m)
         case Failed(why):
             print("failed", why)
+        case Err(why):
+            print("err", why)
 "#;
 
 const RACE: &str = r#"budget(max_calls=20):

@@ -58,7 +58,11 @@ def enc(v, depth=0):
 
 
 def enc_dict(m, d):
-    if all(isinstance(k, str) for k in m) and not (len(m) == 1 and next(iter(m)) in TAGS):
+    # Kora reads a JSON object back in sorted key order, so only a dict whose str keys
+    # already ascend is sent as one; any other keeps its order as a list of pairs.
+    keys = list(m)
+    ascending = all(isinstance(k, str) for k in keys) and keys == sorted(keys)
+    if ascending and not (len(m) == 1 and keys[0] in TAGS):
         return {k: enc(x, d) for k, x in m.items()}
     return {"$dict": [[enc(k, d), enc(x, d)] for k, x in m.items()]}
 

@@ -54,7 +54,15 @@ impl Data {
             ),
             Data::Set(xs) => one("$set", Json::Array(xs.iter().map(Data::to_json).collect())),
             Data::Dict(kvs) => {
-                let plain = kvs.iter().all(|(k, _)| matches!(k, Data::Str(_)))
+                // A JSON object is read back in key order (serde_json's map is sorted), so
+                // only a dict whose string keys already ascend may be one: any other keeps its
+                // order as a list of pairs.
+                let ascending = kvs.windows(2).all(|w| match (&w[0].0, &w[1].0) {
+                    (Data::Str(a), Data::Str(b)) => a < b,
+                    _ => false,
+                });
+                let plain = ascending
+                    && kvs.iter().all(|(k, _)| matches!(k, Data::Str(_)))
                     && !(kvs.len() == 1
                         && matches!(&kvs[0].0, Data::Str(k) if TAGS.contains(&k.as_str())));
                 if plain {

@@ -320,7 +320,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                 let (status, message) = exited.clone().unwrap_or_default();
                 run.status(
                     "finished",
-                    &format!("exit({status}) {message}").trim_end().to_string(),
+                    format!("exit({status}) {message}").trim_end(),
                 )
             }
             (Ok(()), Ok(())) => run.status("finished", ""),

@@ -9,6 +9,7 @@ pub mod codes;
 pub mod facts;
 pub mod hir;
 mod label_flow;
+pub mod literal_labels;
 pub mod loader;
 mod lower;
 mod lower_budget;

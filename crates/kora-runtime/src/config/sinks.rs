@@ -69,6 +69,7 @@ impl Config {
     pub fn knows_sink(&self, sink: &str) -> bool {
         sink == "default"
             || sink == "local_model"
+            || sink == "http"
             || self.models.iter().any(|m| m.key == sink)
             || self.sinks.named.iter().any(|(n, _)| n == sink)
     }
@@ -77,6 +78,7 @@ impl Config {
     pub fn sink_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.models.iter().map(|m| m.key.clone()).collect();
         names.push("default".into());
+        names.push("http".into());
         names.extend(self.sinks.named.iter().map(|(n, _)| n.clone()));
         if !names.iter().any(|n| n == "local_model") {
             names.push("local_model".into());

@@ -39,14 +39,22 @@ impl Interp<'_> {
     /// at the first decisive element, as Python does.
     pub(crate) fn lazy_any_all(&mut self, c: &hir::Comp, want: bool) -> RtResult<Value> {
         let mut found = false;
+        // The answer depends on every element read (the table's gather row).
+        let mut tag = None;
         self.comp_each(c, 0, &mut |_, k, _| {
+            if crate::labels::label::any() {
+                tag = crate::labels::label::join(tag, crate::labels::label::deep(&k));
+            }
             if k.truthy() == want {
                 found = true;
                 return Ok(false);
             }
             Ok(true)
         })?;
-        Ok(Value::Bool(if want { found } else { !found }))
+        Ok(crate::labels::label::wrap_opt(
+            Value::Bool(if want { found } else { !found }),
+            tag,
+        ))
     }
 
     /// `sum(x for ...)`: adds as the generator produces, so no list is built.

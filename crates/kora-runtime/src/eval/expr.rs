@@ -245,7 +245,10 @@ impl Interp<'_> {
                     (UnaryOp::Not, Value::Labeled(_) | Value::LabeledSmall(_)) => {
                         at(crate::value::arith::unary(*op, &v), e)
                     }
-                    (UnaryOp::Not, _) => Ok(Value::Bool(!v.truthy())),
+                    (UnaryOp::Not, _) => Ok(crate::eval::label_calls::sized(
+                        &v,
+                        Value::Bool(!v.truthy()),
+                    )),
                     (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
                         Some(n) => Ok(Value::Int(n)),
                         None => at(crate::value::arith::unary(*op, &v), e),
@@ -292,6 +295,7 @@ impl Interp<'_> {
             E::StdCall(call) => at(self.std_call(call), e),
             E::AskHuman(call) => at(self.ask_human(call), e),
             E::Classified(value, origin) => self.eval_classified(value, origin),
+            E::Unverified(value, origin) => self.eval_unverified(value, origin),
             E::Remaining(meter, site) => {
                 let m = self.eval(meter)?;
                 let r = match &m {
@@ -508,7 +512,8 @@ impl Interp<'_> {
                 if let Value::Labeled(l) = &v {
                     return at(labelled_len(l), e);
                 }
-                return at(crate::eval::builtins::len(&v).map(Value::Int), e);
+                let n = at(crate::eval::builtins::len(&v).map(Value::Int), e)?;
+                return Ok(crate::eval::label_calls::sized(&v, n));
             }
         }
         let (pos, kw) = self.eval_args(args)?;
@@ -583,14 +588,16 @@ pub(crate) fn hashable(v: Value) -> RtResult<Key> {
     }
 }
 
-/// `len` of a labelled value, as `len`'s strip mode does it (`label_calls.rs`): the length
+/// `len` of a labelled value, as `len`'s size mode does it (`label_calls.rs`): the length
 /// of a secret is as secret as it. Out of line, so the plain `len` path stays small.
 #[cold]
 fn labelled_len(l: &crate::labels::label::Labeled) -> RtResult<Value> {
     if crate::labels::view::is_mutable_container(&l.value) {
-        // The shape of a container read through a label stays public, as its elements
-        // carry the label and not the container (see `label.rs`).
-        return crate::eval::builtins::len(&l.value).map(Value::Int);
+        // A container seen through a label (`[0] * secret_n`, `d[secret_key]`) was sized
+        // or chosen by that label; what it holds may carry others.
+        let n = crate::eval::builtins::len(&l.value).map(Value::Int)?;
+        let tag = crate::labels::label::join(Some(l.tag()), crate::labels::label::deep(&l.value));
+        return Ok(crate::labels::label::wrap_opt(n, tag));
     }
     let tag = l.tag();
     let n = crate::eval::builtins::len(&l.value)

@@ -389,10 +389,13 @@ pub(crate) fn small_truth(op: CmpOp, a: &Value, b: &Value) -> Option<bool> {
 /// not track, see DECISIONS.md) or for `compare` to label.
 pub fn truth(op: CmpOp, a: &Value, b: &Value) -> RtResult<bool> {
     match op {
-        // `is` compares identity and `in` looks through labels itself: as they always did.
-        CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => {
-            crate::value::compare::compare_op(op, a, b)
+        // A label is not part of a value's identity: `m is None` for an unverified `None`
+        // answers as for a plain one, and a view is the container it shares.
+        CmpOp::Is | CmpOp::IsNot => {
+            crate::value::compare::compare_op(op, &label::plain(a), &label::plain(b))
         }
+        // `in` looks through labels itself.
+        CmpOp::In | CmpOp::NotIn => crate::value::compare::compare_op(op, a, b),
         _ => {
             if let Some(r) = small_truth(op, a, b) {
                 return Ok(r);

@@ -99,7 +99,10 @@ impl Interp<'_> {
             }
             E::Compare(first, rest) => {
                 let mut left = self.eval(first)?;
-                let mut seen = crate::labels::label::tag_of(&left);
+                let mut seen = match rest.first() {
+                    Some((op, _)) => crate::labels::ops::left_tag(*op, &left),
+                    None => None,
+                };
                 for (i, (op, re)) in rest.iter().enumerate() {
                     let right = self.eval(re)?;
                     seen = crate::labels::label::join(
@@ -275,6 +278,11 @@ impl Interp<'_> {
                 let hi = self.opt_int(hi.as_deref(), &mut bounds)?;
                 let step = self.opt_int(step.as_deref(), &mut bounds)?;
                 let r = at(crate::value::index::slice(&val, lo, hi, step), e)?;
+                // A slice's length is clipped to its container's, which is as labelled as
+                // what the container holds (the size row).
+                if crate::labels::label::any() && !crate::labels::label::is_scalar(&val) {
+                    bounds = crate::labels::label::join(bounds, crate::labels::label::deep(&val));
+                }
                 Ok(crate::labels::label::wrap_opt(r, bounds))
             }
             E::Lambda(f) => self.make_closure(f),

@@ -40,7 +40,8 @@ fn builtin_mode(b: BuiltinId) -> Mode {
     match b.0 {
         id::STR | id::REPR => Mode::Flatten,
         id::INT | id::FLOAT | id::BOOL => Mode::Narrow,
-        id::LEN => Mode::Size,
+        // `hash` of a tuple reads every element, as a size reads every part.
+        id::LEN | id::HASH => Mode::Size,
         id::MIN | id::MAX | id::SUM | id::ANY | id::ALL => Mode::Gather,
         id::ISINSTANCE | id::TYPE => Mode::Shape,
         id::ABS
@@ -52,7 +53,6 @@ fn builtin_mode(b: BuiltinId) -> Mode {
         | id::HEX
         | id::OCT
         | id::BIN
-        | id::HASH
         | id::RANGE
         | id::REMAINING
         | id::REVERSED => Mode::Strip,

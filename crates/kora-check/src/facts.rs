@@ -41,6 +41,9 @@ pub struct Facts {
     /// Every expression lowered, with its inferred type (`any` when unknown).
     pub exprs: Vec<(Span, Ty)>,
     pub names: Vec<NameFact>,
+    /// Each `alias` of an `alias.member` on an external module, and the module it names
+    /// (completion offers a server's cached tools after it).
+    pub externals: Vec<(Span, hir::ExtId)>,
 }
 
 impl Facts {

@@ -26,7 +26,7 @@ pub struct BuiltinId(pub u16);
 pub struct Sym(pub u32);
 
 /// A whole program: every module reached from the entry file, and the record types they declare.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Program {
     pub modules: Vec<Module>,
     /// The file `kora run` was given.
@@ -36,6 +36,37 @@ pub struct Program {
     pub names: Vec<String>,
     /// String constants; `ExprKind::Str(i)` is `strings[i]`.
     pub strings: Vec<String>,
+    /// `use mcp NAME` / `use python MODULE`: the external modules, indexed by `ExtId`.
+    pub externals: Vec<External>,
+}
+
+/// An index into `Program::externals`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExtId(pub u32);
+
+/// A module found at run time: `use mcp fs as fs`, `use python statistics as stats`. Its
+/// members are looked up when called, by whatever the embedder registered for `kind`.
+#[derive(Debug, Clone)]
+pub struct External {
+    /// The word after `use`: `mcp`, `python`.
+    pub kind: String,
+    /// The server or module: `fs`, `os.path`.
+    pub name: String,
+    /// `file:line:col` of the first `use` naming it, for messages about its setup.
+    pub place: String,
+}
+
+/// `alias.member(args)` on an external module.
+#[derive(Debug)]
+pub struct ExternalCall {
+    pub ext: ExtId,
+    /// The member as written (`read_file`, `mean`).
+    pub member: String,
+    pub args: Args,
+    /// The type the `Ok` payload is read into (`Any` when unannotated).
+    pub expect: Ty,
+    /// Structural identity: `file:function#index`, as for `analyze`.
+    pub site: String,
 }
 
 impl Program {
@@ -52,7 +83,7 @@ impl Program {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Module {
     pub id: ModId,
     /// Canonical path on disk (or a display name for in-memory sources).
@@ -68,7 +99,7 @@ pub struct Module {
     pub tests: Vec<(String, Arc<Function>)>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RecordType {
     pub id: TypeId,
     pub name: String,
@@ -78,14 +109,14 @@ pub struct RecordType {
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FieldDef {
     pub name: Sym,
     pub ty: Ty,
     pub default: Option<Expr>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Function {
     pub name: String,
     pub kind: FuncKind,
@@ -116,7 +147,7 @@ pub struct Function {
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Param {
     pub name: Sym,
     pub slot: u32,
@@ -135,13 +166,13 @@ pub enum Capture {
     Slot(u32),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Stmt {
     pub kind: StmtKind,
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum StmtKind {
     Expr(Expr),
     Assign(Target, Expr),
@@ -178,6 +209,13 @@ pub enum StmtKind {
     Del(Vec<Expr>),
     /// `with mock analyze -> value:` (inside a test): the body's model calls answer with `value`.
     Mock(Expr, Vec<Stmt>),
+    /// `with mock alias.member -> value:`: the body's calls of that external member answer with `value`.
+    MockExternal {
+        ext: ExtId,
+        member: String,
+        value: Expr,
+        body: Vec<Stmt>,
+    },
     /// `with context(max_input_tokens=N, reserve_output_tokens=N):`: the body's model calls
     /// send only what fits (see the runtime's `context_fence.rs`).
     Context {
@@ -206,7 +244,7 @@ pub enum StmtKind {
 }
 
 /// One `parallel for` loop, as the runtime needs it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ParallelFor {
     pub target: Target,
     pub iter: Expr,
@@ -220,7 +258,7 @@ pub struct ParallelFor {
 }
 
 /// One `budget(...)` block: its limits in written order, then its body.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct BudgetBlock {
     pub limits: Vec<(BudgetArg, Expr)>,
     pub body: Vec<Stmt>,
@@ -257,7 +295,7 @@ impl BudgetArg {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Arm {
     pub pattern: Pattern,
     pub guard: Option<Expr>,
@@ -265,7 +303,7 @@ pub struct Arm {
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Pattern {
     Wildcard,
     Bind(Target),
@@ -273,8 +311,56 @@ pub enum Pattern {
     Outcome(OutcomeTagPat, Option<Box<Pattern>>),
     Record(TypeId, Vec<(usize, Pattern)>),
     Sequence(Vec<Pattern>),
+    /// `[a, *rest, z]`: the items before and after the star match one by one, and the star
+    /// takes what they leave, as a list.
+    SequenceStar(Vec<Pattern>, Box<Target>, Vec<Pattern>),
+    /// `int(n)`, `str()`: a value of that built-in type, the sub-pattern matching the value itself.
+    Class(TypeTest, Option<Box<Pattern>>),
     Or(Vec<Pattern>),
     As(Box<Pattern>, Target),
+}
+
+/// A built-in type a class pattern or `isinstance` names. As in Python, `int` also takes a
+/// `bool` (`True` is an `int`), and `float` does not take an `int`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeTest {
+    Int,
+    Float,
+    Str,
+    Bool,
+    List,
+    Dict,
+    Tuple,
+    Set,
+}
+
+impl TypeTest {
+    pub fn from_name(name: &str) -> Option<TypeTest> {
+        Some(match name {
+            "int" => TypeTest::Int,
+            "float" => TypeTest::Float,
+            "str" => TypeTest::Str,
+            "bool" => TypeTest::Bool,
+            "list" => TypeTest::List,
+            "dict" => TypeTest::Dict,
+            "tuple" => TypeTest::Tuple,
+            "set" => TypeTest::Set,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TypeTest::Int => "int",
+            TypeTest::Float => "float",
+            TypeTest::Str => "str",
+            TypeTest::Bool => "bool",
+            TypeTest::List => "list",
+            TypeTest::Dict => "dict",
+            TypeTest::Tuple => "tuple",
+            TypeTest::Set => "set",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,7 +372,7 @@ pub enum OutcomeTagPat {
     Failed,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Target {
     Local(u32),
     Cell(u32),
@@ -302,15 +388,17 @@ pub enum Target {
     Discard,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ExprKind {
     Int(i64),
+    /// An int literal past 64 bits, as its digits (with any `0x`/`0o`/`0b` prefix).
+    BigInt(Box<str>),
     Float(f64),
     Bool(bool),
     None,
@@ -357,6 +445,10 @@ pub enum ExprKind {
     AskHuman(Box<AskHumanCall>),
     /// `remaining(meter)` called by name: what the budgets in force leave of a meter.
     Remaining(Box<Expr>, String),
+    /// `alias.member(...)` on an external module (`use mcp` / `use python`).
+    ExternalCall(Box<ExternalCall>),
+    /// `alias.tools` (every tool) or `alias.member` (one tool) of an external module, as values.
+    ExternalMember(ExtId, Option<String>),
     /// `classified(value)`: the value, labelled confidential. The string says where
     /// (`classified(...) at main.ko:3:7`), for the messages of the sinks that refuse it.
     Classified(Box<Expr>, String),
@@ -365,14 +457,14 @@ pub enum ExprKind {
     Unverified(Box<Expr>, String),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AskHumanCall {
     pub question: Expr,
     /// Structural identity: `file:function#index`, as for `analyze`.
     pub site: String,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StdCall {
     pub func: crate::std_api::StdFn,
     /// The receiver of a method (`db` in `db.query(...)`).
@@ -385,7 +477,7 @@ pub struct StdCall {
     pub site: String,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AnalyzeCall {
     pub data: Expr,
     pub prompt: Expr,
@@ -409,13 +501,13 @@ pub struct AnalyzeCall {
 /// An `on tool_call` / `on tool_result` / `on token` block. It runs in the frame of the statement it
 /// hangs off: its parameters are that frame's slots, and a `return` in it answers the
 /// loop (the text that replaces the tool, or the replacement result) instead of the function.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ToolHandler {
     pub params: Vec<Target>,
     pub body: Vec<Stmt>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Args {
     pub positional: Vec<Expr>,
     pub keywords: Vec<(Sym, Expr)>,
@@ -423,7 +515,7 @@ pub struct Args {
     pub star: Vec<(usize, Expr)>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum FPart {
     Lit(u32),
     Field {
@@ -442,7 +534,7 @@ pub enum CompKind {
     Generator,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Comp {
     pub kind: CompKind,
     pub elt: Expr,
@@ -450,7 +542,7 @@ pub struct Comp {
     pub clauses: Vec<CompFor>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct CompFor {
     pub target: Target,
     pub iter: Expr,
@@ -502,6 +594,7 @@ pub const BUILTINS: &[&str] = &[
     "hex",
     "oct",
     "bin",
+    "exit",
 ];
 
 pub fn builtin_id(name: &str) -> Option<BuiltinId> {

@@ -532,6 +532,7 @@ fn mark_pattern(b: &mut Bindings, p: &Pattern) {
             mark_pattern(b, inner);
             mark_plain(b, &n.name);
         }
+        PatternKind::Star(n) => mark_plain(b, &n.name),
         PatternKind::Wildcard | PatternKind::Literal(_) | PatternKind::Error => {}
     }
 }

@@ -6,6 +6,8 @@
 
 pub mod audit;
 pub mod codes;
+mod conditions;
+mod exhaustive;
 pub mod facts;
 pub mod hir;
 mod label_flow;
@@ -16,6 +18,7 @@ mod lower_budget;
 mod lower_call;
 mod lower_eval;
 mod lower_expr;
+pub mod lower_external;
 mod lower_fn;
 mod lower_model;
 mod lower_parallel;
@@ -26,11 +29,16 @@ mod lower_store;
 mod lower_test;
 mod lower_tools;
 pub mod names;
+mod outcome_tags;
+mod python_aliases;
+mod python_imports;
 pub mod scope;
+pub mod session;
 pub mod std_api;
 pub mod suggest;
 pub mod typeexpr;
 pub mod types;
+mod unbound_local;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -60,6 +68,8 @@ pub struct Checked {
     pub files: Vec<FileReport>,
     /// With `Options::facts`: what the checker learned, for the language server.
     pub facts: Option<ProgramFacts>,
+    /// The external modules the program uses (`use mcp`, `use python`), even with errors.
+    pub externals: Vec<hir::External>,
 }
 
 /// What to keep beyond diagnostics and the program.
@@ -67,6 +77,9 @@ pub struct Checked {
 pub struct Options {
     /// Keep every file's tree, expression types and name resolutions (`ProgramFacts`).
     pub facts: bool,
+    /// Load the entry file as a module, as `kora test` does: its `__name__` is its stem, so
+    /// an `if __name__ == "__main__":` block does not run.
+    pub entry_as_module: bool,
 }
 
 /// The language server's view of a checked program; `files[i]` belongs to `Checked::files[i]`.
@@ -76,6 +89,8 @@ pub struct ProgramFacts {
     pub types: Vec<hir::RecordType>,
     /// Interned names: a field's `Sym(i)` is `names[i]`.
     pub names: Vec<String>,
+    /// Per external module (`Checked::externals`), its cached MCP tools, when a listing exists.
+    pub external_tools: Vec<Option<Vec<lower_external::ExtTool>>>,
 }
 
 pub struct FileFacts {
@@ -121,46 +136,38 @@ pub fn check_program_with(
         type_ix: FxHashMap::default(),
         aliases: FxHashMap::default(),
         mods: Vec::new(),
+        externals: Default::default(),
     };
     let mut diags: Vec<Vec<Diagnostic>> =
         loaded.files.iter().map(|f| f.diagnostics.clone()).collect();
     for (i, f) in loaded.files.iter().enumerate() {
-        let sc = &scopes[i];
-        let mut info = ModInfo {
-            display: f.display.clone(),
-            globals: sc.globals.clone(),
-            ..ModInfo::default()
-        };
-        for (gi, g) in sc.globals.iter().enumerate() {
-            info.global_ix.insert(g.clone(), gi as u32);
-        }
-        info.global_tys = vec![Ty::Any; sc.globals.len()];
-        for (span, target) in &f.uses {
-            info.uses.insert(*span, hir::ModId(*target as u32));
-        }
-        for s in &f.ast.stmts {
-            if let StmtKind::Use(u) = &s.kind {
-                if let ast::UseTarget::Std(n) = &u.target {
-                    if let Some(m) = std_api::StdMod::from_name(&n.name) {
-                        let name = u.alias.as_ref().unwrap_or(n).name.clone();
-                        info.std_aliases.insert(name, m);
-                    }
-                }
-                if let (ast::UseTarget::File { span, .. }, Some(alias)) = (&u.target, &u.alias) {
-                    if let Some(t) = f.uses.get(span) {
-                        info.mod_aliases
-                            .insert(alias.name.clone(), hir::ModId(*t as u32));
-                    }
-                }
-            }
-        }
+        let mut info = mod_info(f, &scopes[i]);
+        let mut ext_aliases = FxHashMap::default();
+        lower_external::register_top_level(
+            &mut ctx,
+            &f.ast,
+            &f.display,
+            &f.source,
+            &mut ext_aliases,
+        );
+        info.ext_aliases = ext_aliases;
         ctx.mods.push(info);
     }
+    read_tool_caches(&mut ctx, &loaded.files[loaded.entry].path, sources);
     lower_std::register_std_records(&mut ctx, hir::ModId(loaded.entry as u32));
-    collect_types(&loaded, &mut ctx, &mut diags);
+    let parts: Vec<(usize, &[ast::Stmt])> = loaded
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i, f.ast.stmts.as_slice()))
+        .collect();
+    let displays: Vec<String> = loaded.files.iter().map(|f| f.display.clone()).collect();
+    collect_types(&parts, &displays, &mut ctx, &mut diags);
     let any_eval = loaded.files.iter().any(|f| lower_eval::uses_eval(&f.ast));
     lower_eval::register_judgement(&mut ctx, any_eval, hir::ModId(loaded.entry as u32));
-    collect_sigs(&loaded, &mut ctx, &mut diags);
+    let sig_parts: Vec<SigPart<'_>> = parts.iter().map(|&(i, s)| (i, s, s)).collect();
+    collect_sigs(&sig_parts, &mut ctx);
+    outcome_tags::infer(&loaded, &mut ctx);
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
     let mut file_facts: Vec<facts::Facts> = (0..loaded.files.len())
@@ -173,7 +180,7 @@ pub fn check_program_with(
         let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
         l.uses_eval = lower_eval::uses_eval(&f.ast);
-        if i != loaded.entry {
+        if i != loaded.entry || options.entry_as_module {
             l.module_name = f
                 .path
                 .file_stem()
@@ -226,6 +233,8 @@ pub fn check_program_with(
         .iter()
         .any(|f| f.diagnostics.iter().any(Diagnostic::is_error));
     let mut kept_types = None;
+    let externals = std::mem::take(&mut ctx.externals.list);
+    let external_tools = std::mem::take(&mut ctx.externals.tools);
     let program = if has_errors {
         kept_types = Some(ctx.types);
         None
@@ -239,6 +248,7 @@ pub fn check_program_with(
             types: ctx.types,
             names: ctx.names.into_names(),
             strings: ctx.strings,
+            externals: externals.clone(),
         }))
     };
     let facts = names_snapshot.map(|names| {
@@ -269,13 +279,71 @@ pub fn check_program_with(
             files: fs,
             types,
             names,
+            external_tools,
         }
     });
     Ok(Checked {
         program,
         files,
         facts,
+        externals,
     })
+}
+
+/// Reads the cached tool listing of each MCP server used at top level (see `lower_external.rs`).
+fn read_tool_caches(ctx: &mut Ctx, entry: &Path, sources: &dyn Sources) {
+    for i in 0..ctx.externals.list.len() {
+        if ctx.externals.list[i].kind != "mcp" {
+            continue;
+        }
+        let name = ctx.externals.list[i].name.clone();
+        ctx.externals.tools[i] = lower_external::cache_paths(entry, &name)
+            .iter()
+            .find_map(|p| sources.read(p).ok())
+            .and_then(|text| lower_external::parse_cache(&text));
+    }
+}
+
+/// What other modules may know of one file before it is lowered: its globals and its `use`s.
+pub(crate) fn mod_info(f: &loader::LoadedFile, sc: &scope::ScopeTable) -> ModInfo {
+    let mut info = ModInfo {
+        display: f.display.clone(),
+        globals: sc.globals.clone(),
+        ..ModInfo::default()
+    };
+    for (gi, g) in sc.globals.iter().enumerate() {
+        info.global_ix.insert(g.clone(), gi as u32);
+    }
+    info.global_tys = vec![Ty::Any; sc.globals.len()];
+    note_uses(&mut info, &f.uses, &f.ast.stmts);
+    info
+}
+
+/// Records the top-level `use`s among `stmts` (`uses` maps each path literal to its file).
+pub(crate) fn note_uses(
+    info: &mut ModInfo,
+    uses: &FxHashMap<kora_syntax::Span, usize>,
+    stmts: &[ast::Stmt],
+) {
+    for (span, target) in uses {
+        info.uses.insert(*span, hir::ModId(*target as u32));
+    }
+    for s in stmts {
+        if let StmtKind::Use(u) = &s.kind {
+            if let ast::UseTarget::Std(n) = &u.target {
+                if let Some(m) = std_api::StdMod::from_name(&n.name) {
+                    let name = u.alias.as_ref().unwrap_or(n).name.clone();
+                    info.std_aliases.insert(name, m);
+                }
+            }
+            if let (ast::UseTarget::File { span, .. }, Some(alias)) = (&u.target, &u.alias) {
+                if let Some(t) = uses.get(span) {
+                    info.mod_aliases
+                        .insert(alias.name.clone(), hir::ModId(*t as u32));
+                }
+            }
+        }
+    }
 }
 
 /// A record type's description without its default expressions (the server never runs them).
@@ -299,10 +367,16 @@ fn copy_record(r: &hir::RecordType) -> hir::RecordType {
 }
 
 /// Registers every `type` declaration of every file: types are global across a package.
-fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnostic>]) {
+/// `parts` are (file index, statements); `displays[i]` names file `i` in messages.
+pub(crate) fn collect_types(
+    parts: &[(usize, &[ast::Stmt])],
+    displays: &[String],
+    ctx: &mut Ctx,
+    diags: &mut [Vec<Diagnostic>],
+) {
     let mut decls: Vec<(usize, &ast::RecordDecl)> = Vec::new();
-    for (i, f) in loaded.files.iter().enumerate() {
-        for s in &f.ast.stmts {
+    for &(i, stmts) in parts {
+        for s in stmts {
             match &s.kind {
                 StmtKind::Record(r) => {
                     if let Some(&prev) = ctx.type_ix.get(&r.name.name) {
@@ -316,7 +390,9 @@ fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagno
                             .with_label("second declaration")
                             .with_note(format!(
                                 "first declared in {}",
-                                loaded.files[p.module.0 as usize].display
+                                displays
+                                    .get(p.module.0 as usize)
+                                    .map_or("another file", String::as_str)
                             ))
                             .with_help("a type is one thing across the files of a program: rename one of them"),
                         );
@@ -337,18 +413,27 @@ fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagno
                 StmtKind::TypeAlias { name, .. } => {
                     ctx.aliases.insert(name.name.clone(), Ty::Any);
                 }
-                _ => {}
+                _ => {
+                    if let Some((name, _)) = python_aliases::alias_of(s) {
+                        ctx.aliases.insert(name.to_string(), Ty::Any);
+                    }
+                }
             }
         }
     }
     // Aliases may name records and each other: resolve after every name exists.
-    for (i, f) in loaded.files.iter().enumerate() {
-        for s in &f.ast.stmts {
+    for &(i, stmts) in parts {
+        for s in stmts {
             if let StmtKind::TypeAlias { name, ty } = &s.kind {
                 let mut d = Vec::new();
                 let t = ctx.type_scope().lower(ty, &mut d);
                 diags[i].extend(d);
                 ctx.aliases.insert(name.name.clone(), t);
+            } else if let Some((name, ty)) = python_aliases::alias_of(s) {
+                let mut d = Vec::new();
+                let t = ctx.type_scope().lower(&ty, &mut d);
+                diags[i].extend(d);
+                ctx.aliases.insert(name.to_string(), t);
             }
         }
     }
@@ -369,20 +454,31 @@ fn collect_types(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagno
     }
 }
 
+/// (file index, every top-level statement of the file, the statements whose `def`s to register).
+pub(crate) type SigPart<'a> = (usize, &'a [ast::Stmt], &'a [ast::Stmt]);
+
 /// Signatures of top-level functions bound exactly once, so calls to them can be checked.
-fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnostic>]) {
-    for (i, f) in loaded.files.iter().enumerate() {
-        let mut count: FxHashMap<&str, u32> = FxHashMap::default();
-        for s in &f.ast.stmts {
+/// A name bound more than once loses any signature it had: a call checks nothing then.
+pub(crate) fn collect_sigs(parts: &[SigPart<'_>], ctx: &mut Ctx) {
+    for &(i, all, new) in parts {
+        let mut count: FxHashMap<String, u32> = FxHashMap::default();
+        let defs: rustc_hash::FxHashSet<&str> = all
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Def(d) => Some(d.name.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        for s in all {
             match &s.kind {
-                StmtKind::Def(d) => *count.entry(d.name.name.as_str()).or_default() += 1,
+                StmtKind::Def(d) => *count.entry(d.name.name.clone()).or_default() += 1,
                 StmtKind::Assign { targets, .. } => {
                     for t in targets {
                         let mut ns = Vec::new();
                         scope::collect_target_names(t, &mut ns);
                         for n in ns {
-                            if let Some(name) = leak_name(f, &n) {
-                                *count.entry(name).or_default() += 1;
+                            if defs.contains(n.as_str()) {
+                                *count.entry(n).or_default() += 1;
                             }
                         }
                     }
@@ -390,9 +486,12 @@ fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnos
                 _ => {}
             }
         }
-        for s in &f.ast.stmts {
+        for s in new {
             let StmtKind::Def(d) = &s.kind else { continue };
-            if count.get(d.name.name.as_str()) != Some(&1) {
+            if count.get(&d.name.name) != Some(&1) {
+                if let Some(&g) = ctx.mods[i].global_ix.get(&d.name.name) {
+                    ctx.mods[i].sigs.remove(&g);
+                }
                 continue;
             }
             let mut sink = Vec::new();
@@ -429,25 +528,12 @@ fn collect_sigs(loaded: &loader::Loaded, ctx: &mut Ctx, diags: &mut [Vec<Diagnos
                 info.global_tys[g as usize] = Ty::Func;
             }
         }
-        let _ = &diags[i];
     }
-}
-
-/// A name as a `&str` borrowed from the file's tree, when the tree holds it.
-fn leak_name<'f>(f: &'f loader::LoadedFile, name: &str) -> Option<&'f str> {
-    for s in &f.ast.stmts {
-        if let StmtKind::Def(d) = &s.kind {
-            if d.name.name == name {
-                return Some(d.name.name.as_str());
-            }
-        }
-    }
-    None
 }
 
 /// A module's name in effect sites: its path relative to the entry file's folder,
 /// so a cassette recorded in one checkout replays in another.
-fn site_name(path: &Path, entry: &Path) -> String {
+pub(crate) fn site_name(path: &Path, entry: &Path) -> String {
     let base = entry.parent().unwrap_or(Path::new(""));
     let rel = path.strip_prefix(base).unwrap_or(path);
     rel.to_string_lossy().replace('\\', "/")

@@ -29,6 +29,7 @@ pub struct Sig {
 }
 
 /// Program-wide tables shared by every module's lowering.
+#[derive(Clone)]
 pub struct Ctx {
     pub names: Interner,
     pub strings: Vec<String>,
@@ -37,10 +38,12 @@ pub struct Ctx {
     pub type_ix: FxHashMap<String, hir::TypeId>,
     pub aliases: FxHashMap<String, Ty>,
     pub mods: Vec<ModInfo>,
+    /// The external modules used anywhere (`use mcp` / `use python`), and what is known of them.
+    pub(crate) externals: crate::lower_external::Externals,
 }
 
 /// What other modules may know of one module before it is lowered.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct ModInfo {
     pub display: String,
     pub globals: Vec<String>,
@@ -52,6 +55,8 @@ pub struct ModInfo {
     pub uses: FxHashMap<Span, ModId>,
     /// `use json` (or `use json as j`) at top level: name → standard module.
     pub std_aliases: FxHashMap<String, crate::std_api::StdMod>,
+    /// `use mcp fs as fs` / `use python m as m` at top level: alias → external module.
+    pub ext_aliases: FxHashMap<String, hir::ExtId>,
 }
 
 impl Ctx {
@@ -94,10 +99,17 @@ pub(crate) struct FnState {
     pub extra_cells: Vec<u32>,
     /// `use json` inside this function: name → standard module.
     pub std_aliases: FxHashMap<String, crate::std_api::StdMod>,
+    /// `use mcp` / `use python` inside this function: alias → external module.
+    pub ext_aliases: FxHashMap<String, hir::ExtId>,
     /// Module slots assigned so far (the top level only): what a branch may not assign.
     pub bound_globals: FxHashSet<u32>,
     /// The `parallel for` body being lowered, if any (see `lower_parallel.rs`).
     pub branch: Option<Box<crate::lower_parallel::Branch>>,
+    /// Slots a pattern (`case int(n):`) has given a type: a second arm binding another type
+    /// leaves the name untyped.
+    pub pattern_typed: FxHashSet<u32>,
+    /// `isinstance` narrowings in force, innermost last: a slot and its type inside the branch.
+    pub narrowed: Vec<(crate::conditions::Place, Ty)>,
 }
 
 impl FnState {
@@ -207,6 +219,17 @@ impl<'a> Lowerer<'a> {
 
     /// Lowers the module's top level into its body function.
     pub fn module_body(&mut self, stmts: &[ast::Stmt], name: &str) -> Arc<hir::Function> {
+        self.module_body_with(stmts, None, name).0
+    }
+
+    /// `module_body`, then `tail`'s value returned from the body (a REPL entry's echo),
+    /// with its type.
+    pub fn module_body_with(
+        &mut self,
+        stmts: &[ast::Stmt],
+        tail: Option<&ast::Expr>,
+        name: &str,
+    ) -> (Arc<hir::Function>, Option<Ty>) {
         self.fns.push(FnState {
             name: "<module>".into(),
             scope: Span::new(0, self.source.len() as u32),
@@ -224,12 +247,23 @@ impl<'a> Lowerer<'a> {
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
             std_aliases: FxHashMap::default(),
+            ext_aliases: FxHashMap::default(),
             bound_globals: FxHashSet::default(),
             branch: None,
+            pattern_typed: FxHashSet::default(),
+            narrowed: Vec::new(),
         });
-        let body = self.block(stmts);
+        let mut body = self.block(stmts);
+        let tail_ty = tail.map(|e| {
+            let (x, t) = self.expr(e);
+            body.push(hir::Stmt {
+                kind: hir::StmtKind::Return(Some(x)),
+                span: e.span,
+            });
+            t
+        });
         let f = self.fns.pop().expect("pushed above");
-        Arc::new(hir::Function {
+        let function = Arc::new(hir::Function {
             name: name.to_string(),
             kind: FuncKind::Def,
             module: self.m,
@@ -248,7 +282,8 @@ impl<'a> Lowerer<'a> {
             isolated: false,
             model: None,
             span: Span::default(),
-        })
+        });
+        (function, tail_ty)
     }
 
     pub fn block(&mut self, stmts: &[ast::Stmt]) -> Vec<hir::Stmt> {
@@ -327,6 +362,7 @@ impl<'a> Lowerer<'a> {
 pub fn diverges(block: &[ast::Stmt]) -> bool {
     match block.last().map(|s| &s.kind) {
         Some(AS::Return(_)) | Some(AS::Break(_)) | Some(AS::Continue) => true,
+        Some(AS::Expr { expr, .. }) => is_exit_call(expr),
         Some(AS::If {
             branches,
             orelse: Some(e),
@@ -339,6 +375,11 @@ pub fn diverges(block: &[ast::Stmt]) -> bool {
         }
         _ => false,
     }
+}
+
+/// `exit(...)`: ends the program, so a block ending in it leaves.
+pub fn is_exit_call(e: &ast::Expr) -> bool {
+    matches!(&e.kind, AE::Call { func, .. } if matches!(&func.kind, AE::Name(n) if n == "exit"))
 }
 
 pub(crate) fn is_mutable_display(e: &ast::Expr) -> bool {

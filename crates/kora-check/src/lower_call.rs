@@ -5,7 +5,7 @@ use crate::hir::{self, ExprKind as H};
 use crate::lower::{Lowerer, Sig};
 use crate::lower_expr::{ex, Lowered};
 use crate::suggest;
-use crate::types::Ty;
+use crate::types::{Tags, Ty};
 use kora_syntax::ast::{self, ArgKind, ExprKind as AE};
 use kora_syntax::{Diagnostic, Span};
 
@@ -14,7 +14,7 @@ impl Lowerer<'_> {
         // The payload type comes from the annotation on the left: `t: Ticket = analyze(...)`
         // or `r: Result[Ticket] = analyze(...)`; with none, the answer is text.
         let expect = match self.expect.take() {
-            Some(Ty::Outcome(t)) => *t,
+            Some(Ty::Outcome(t, _)) => *t,
             Some(t) => t,
             None => Ty::Str,
         };
@@ -63,7 +63,7 @@ impl Lowerer<'_> {
                     "pass what the model should read first, then the instruction as a string",
                 ),
             );
-            return (ex(H::None, span), Ty::Outcome(Box::new(expect)));
+            return (ex(H::None, span), Ty::outcome(expect, Tags::MODEL));
         }
         self.pending_handlers = handlers;
         let (on_tool_call, on_tool_result, on_token) =
@@ -90,7 +90,7 @@ impl Lowerer<'_> {
         };
         (
             ex(H::Analyze(Box::new(call)), span),
-            Ty::Outcome(Box::new(expect)),
+            Ty::outcome(expect, Tags::MODEL),
         )
     }
 
@@ -150,6 +150,12 @@ impl Lowerer<'_> {
                         expect,
                     );
                 }
+                if let Some(x) = self.ext_alias(n) {
+                    if let Some(f) = self.facts.as_mut() {
+                        f.externals.push((obj.span, x));
+                    }
+                    return self.external_call(x, name, args, span, expect);
+                }
             }
             let (oe, ot) = self.expr(obj);
             if let Ty::Std(st) = ot {
@@ -175,6 +181,9 @@ impl Lowerer<'_> {
         let (fe, fty) = self.expr(func);
         if matches!(fe.kind, H::Builtin(b) if hir::builtin_name(b) == "remaining") {
             return self.remaining(args, span);
+        }
+        if matches!(fe.kind, H::Builtin(b) if hir::builtin_name(b) == "isinstance") {
+            self.check_isinstance(args, span);
         }
         let sig = match fe.kind {
             H::Global(g) => self.info().sigs.get(&g).cloned(),
@@ -393,8 +402,10 @@ pub(crate) fn builtin_type(name: &str, args: &[Ty]) -> Ty {
                 Ty::Any
             }
         }
-        "Ok" => Ty::Outcome(Box::new(first)),
-        "Err" | "Uncertain" | "Exhausted" | "Failed" => Ty::Outcome(Box::new(Ty::Any)),
+        "Ok" => Ty::outcome(first, Tags::OK),
+        "Err" | "Uncertain" | "Exhausted" | "Failed" => {
+            Ty::outcome(Ty::Any, Tags::of_name(name).unwrap_or(Tags::ALL))
+        }
         "set" => Ty::Set(Box::new(first.element())),
         _ => Ty::Any,
     }

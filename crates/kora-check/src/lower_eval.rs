@@ -104,7 +104,7 @@ impl Lowerer<'_> {
             return None;
         }
         let judgement = Ty::Record(*self.ctx.type_ix.get(JUDGEMENT)?, JUDGEMENT.into());
-        let result = Ty::Outcome(Box::new(judgement.clone()));
+        let result = Ty::outcome(judgement.clone(), crate::types::Tags::MODEL);
         let Some(metric) = METRICS.iter().find(|m| m.name == member.name) else {
             let mut d = Diagnostic::error(
                 codes::UNKNOWN_METRIC,

@@ -53,6 +53,7 @@ impl Lowerer<'_> {
         let span = e.span;
         let (kind, ty) = match &e.kind {
             AE::Int(i) => (H::Int(*i), Ty::Int),
+            AE::BigInt(digits) => (H::BigInt(digits.as_str().into()), Ty::Int),
             AE::Float(f) => (H::Float(*f), Ty::Float),
             AE::Bool(b) => (H::Bool(*b), Ty::Bool),
             AE::None => (H::None, Ty::None),
@@ -113,7 +114,11 @@ impl Lowerer<'_> {
                 clauses,
             } => return self.comprehension(*kind, elt, value.as_deref(), clauses, span),
             AE::Unary(op, x) => {
-                let (xe, xt) = self.expr(x);
+                let (xe, xt) = if *op == ast::UnaryOp::Not {
+                    self.condition(x)
+                } else {
+                    self.expr(x)
+                };
                 let ty = match op {
                     ast::UnaryOp::Not => Ty::Bool,
                     ast::UnaryOp::Invert => Ty::Int,
@@ -131,12 +136,7 @@ impl Lowerer<'_> {
                 let ty = self.check_binop(*op, &at, &bt, span);
                 (H::Binary(*op, Box::new(ae), Box::new(be)), ty)
             }
-            AE::BoolOp(op, a, b) => {
-                let (ae, at) = self.expr(a);
-                let (be, bt) = self.expr(b);
-                let ty = if at == bt { at } else { Ty::Any };
-                (H::BoolOp(*op, Box::new(ae), Box::new(be)), ty)
-            }
+            AE::BoolOp(op, a, b) => return self.bool_op(*op, a, b, span),
             AE::Compare(first, rest) => {
                 let (fe, _) = self.expr(first);
                 let rest = rest.iter().map(|(op, x)| (*op, self.expr(x).0)).collect();
@@ -201,7 +201,7 @@ impl Lowerer<'_> {
                 (H::Lambda(f), Ty::Func)
             }
             AE::IfExp { cond, then, orelse } => {
-                let (c, _) = self.expr(cond);
+                let (c, _) = self.condition(cond);
                 let (t, tt) = self.expr(then);
                 let (o, ot) = self.expr(orelse);
                 let ty = if tt == ot { tt } else { Ty::Any };
@@ -279,6 +279,10 @@ impl Lowerer<'_> {
             self.std_not_a_value(m, span);
             return (ex(H::None, span), Ty::Any);
         }
+        if let Some(x) = self.ext_alias(name) {
+            self.external_not_a_value(x, span);
+            return (ex(H::None, span), Ty::Any);
+        }
         let f = self.fns.last().expect("in a function");
         for comp in f.comp.iter().rev() {
             if let Some(&s) = comp.get(name) {
@@ -297,7 +301,10 @@ impl Lowerer<'_> {
                 } else {
                     H::Local(s)
                 };
-                let ty = f.slot_tys[s as usize].clone();
+                let ty = match self.narrowed(crate::conditions::Place::Local(s)) {
+                    Some(t) => t,
+                    None => f.slot_tys[s as usize].clone(),
+                };
                 if let Some(b) = self.f().branch.as_mut() {
                     b.reads.insert(s);
                 }
@@ -309,7 +316,11 @@ impl Lowerer<'_> {
             if let Some(&m) = info.mod_aliases.get(name) {
                 return (ex(H::Module(m), span), Ty::Module);
             }
-            return (ex(H::Global(g), span), info.global_tys[g as usize].clone());
+            let ty = info.global_tys[g as usize].clone();
+            let ty = self
+                .narrowed(crate::conditions::Place::Global(g))
+                .unwrap_or(ty);
+            return (ex(H::Global(g), span), ty);
         }
         if let Some(&t) = self.ctx.type_ix.get(name) {
             return (ex(H::Type(t), span), Ty::Func);
@@ -380,6 +391,12 @@ impl Lowerer<'_> {
             if let Some(m) = self.std_alias(n) {
                 return self.std_module_attr(m, name, span);
             }
+            if let Some(x) = self.ext_alias(n) {
+                if let Some(f) = self.facts.as_mut() {
+                    f.externals.push((obj.span, x));
+                }
+                return self.external_attr(x, name, span);
+            }
         }
         let (oe, ot) = self.expr(obj);
         if let Ty::Std(st) = ot {
@@ -441,6 +458,20 @@ impl Lowerer<'_> {
     pub fn check_binop(&mut self, op: BinOp, a: &Ty, b: &Ty, span: Span) -> Ty {
         use Ty::*;
         let is_str = |t: &Ty| matches!(t, Str | Literal(_));
+        if op == BinOp::Mod && is_str(a) {
+            self.err(
+                Diagnostic::error(
+                    codes::PERCENT_FORMAT,
+                    "Kora has no `%` formatting of strings",
+                    span,
+                )
+                .with_label("Python's printf-style formatting")
+                .with_help(
+                    "write an f-string: `f\"{n:d} items\"` (the same specs: `{x:.2f}`, `{n:5d}`, `{s!r}`), or `\"{} items\".format(n)`",
+                ),
+            );
+            return Str;
+        }
         match op {
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod | BinOp::FloorDiv | BinOp::Pow => {
                 if a.is_numeric() && b.is_numeric() {
@@ -530,7 +561,7 @@ impl Lowerer<'_> {
                 }
             }
             let (target, _) = self.store_target(&c.target, Some(ity.element()));
-            let conds = c.conds.iter().map(|x| self.expr(x).0).collect();
+            let conds = c.conds.iter().map(|x| self.condition(x).0).collect();
             hclauses.push(hir::CompFor {
                 target,
                 iter: it,

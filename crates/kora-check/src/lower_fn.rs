@@ -120,8 +120,11 @@ impl Lowerer<'_> {
             global_decl: FxHashSet::default(),
             extra_cells: Vec::new(),
             std_aliases: FxHashMap::default(),
+            ext_aliases: FxHashMap::default(),
             bound_globals: FxHashSet::default(),
             branch: None,
+            pattern_typed: FxHashSet::default(),
+            narrowed: Vec::new(),
         };
         let mut captures = Vec::new();
         let mut cell_slots = Vec::new();

@@ -23,7 +23,7 @@ impl Lowerer<'_> {
                         ),
                 );
             }
-            self.expr(g).0
+            self.condition(g).0
         });
         let body = self.block(&a.body);
         hir::Arm {
@@ -37,20 +37,24 @@ impl Lowerer<'_> {
     fn pattern(&mut self, p: &ast::Pattern, subject: &Ty) -> hir::Pattern {
         match &p.kind {
             P::Wildcard | P::Error => hir::Pattern::Wildcard,
-            P::Capture(n) => hir::Pattern::Bind(self.store_name(n, p.span, None).0),
+            P::Capture(n) => hir::Pattern::Bind(self.bind_typed(n, p.span, subject)),
             P::Literal(e) => hir::Pattern::Literal(self.expr(e).0),
-            P::Sequence(ps) => {
-                let elems: Vec<Ty> = match subject {
-                    Ty::Tuple(ts) if ts.len() == ps.len() => ts.clone(),
-                    other => vec![other.element(); ps.len()],
-                };
-                hir::Pattern::Sequence(
-                    ps.iter()
-                        .zip(elems.iter())
-                        .map(|(q, t)| self.pattern(q, t))
-                        .collect(),
-                )
+            P::Star(n) => {
+                self.err(
+                    Diagnostic::error(
+                        codes::BAD_PATTERN,
+                        format!("`*{}` only takes the rest of a sequence", n.name),
+                        p.span,
+                    )
+                    .with_label("not inside `[...]` or `(...)`")
+                    .with_help(format!(
+                        "write it among the items of a sequence pattern: `case [first, *{}]:`",
+                        n.name
+                    )),
+                );
+                hir::Pattern::Wildcard
             }
+            P::Sequence(ps) => self.sequence_pattern(ps, subject),
             P::Or(alts) => {
                 let sets: Vec<(Vec<String>, Span)> = alts
                     .iter()
@@ -96,9 +100,118 @@ impl Lowerer<'_> {
                 hir::Pattern::As(Box::new(i), t)
             }
             P::Constructor { name, args, kwargs } => {
+                if let Some(test) = hir::TypeTest::from_name(&name.name) {
+                    return self.class_pattern(test, args, kwargs, p.span);
+                }
                 self.constructor_pattern(name, args, kwargs, subject, p.span)
             }
         }
+    }
+
+    /// `[a, b]`, `(a, *rest)`: items one by one, at most one star taking what is left.
+    fn sequence_pattern(&mut self, ps: &[ast::Pattern], subject: &Ty) -> hir::Pattern {
+        let stars: Vec<usize> = ps
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| matches!(q.kind, P::Star(_)))
+            .map(|(i, _)| i)
+            .collect();
+        let elem = subject.element();
+        if let [at] = stars.as_slice() {
+            let before = ps[..*at].iter().map(|q| self.pattern(q, &elem)).collect();
+            let P::Star(name) = &ps[*at].kind else {
+                return hir::Pattern::Wildcard;
+            };
+            let rest = if name.name == "_" {
+                hir::Target::Discard
+            } else {
+                let list = Ty::List(Box::new(elem.clone()));
+                self.bind_typed(&name.name, name.span, &list)
+            };
+            let after = ps[at + 1..]
+                .iter()
+                .map(|q| self.pattern(q, &elem))
+                .collect();
+            return hir::Pattern::SequenceStar(before, Box::new(rest), after);
+        }
+        if let Some(second) = stars.get(1) {
+            self.err(
+                Diagnostic::error(
+                    codes::BAD_PATTERN,
+                    "a sequence pattern takes at most one `*name`",
+                    ps[*second].span,
+                )
+                .with_label("a second starred item")
+                .with_help("keep one `*name`: which items each of two would take is ambiguous"),
+            );
+            return hir::Pattern::Wildcard;
+        }
+        let elems: Vec<Ty> = match subject {
+            Ty::Tuple(ts) if ts.len() == ps.len() => ts.clone(),
+            other => vec![other.element(); ps.len()],
+        };
+        hir::Pattern::Sequence(
+            ps.iter()
+                .zip(elems.iter())
+                .map(|(q, t)| self.pattern(q, t))
+                .collect(),
+        )
+    }
+
+    /// `int(n)`, `str()`, `list(xs)`: Python's class patterns for the built-in types, whose
+    /// one positional sub-pattern matches the value itself.
+    fn class_pattern(
+        &mut self,
+        test: hir::TypeTest,
+        args: &[ast::Pattern],
+        kwargs: &[(ast::Ident, ast::Pattern)],
+        span: Span,
+    ) -> hir::Pattern {
+        let name = test.name();
+        if args.len() > 1 || !kwargs.is_empty() {
+            self.err(
+                Diagnostic::error(
+                    codes::BAD_PATTERN,
+                    format!("`{name}(...)` takes one sub-pattern, the value itself"),
+                    span,
+                )
+                .with_label("too many sub-patterns")
+                .with_help(format!(
+                    "write `case {name}(x):` and take the value apart inside the arm"
+                )),
+            );
+        }
+        let ty = test_type(test);
+        let inner = args.first().map(|a| Box::new(self.pattern(a, &ty)));
+        hir::Pattern::Class(test, inner)
+    }
+
+    /// A name a pattern binds, typed from what the pattern knows when the name has no type
+    /// yet. A name bound with different types in different arms is left untyped: which arm
+    /// ran is only known at run time.
+    fn bind_typed(&mut self, name: &str, span: Span, ty: &Ty) -> hir::Target {
+        let known = ty.is_known() && !matches!(ty, Ty::Outcome(..));
+        let (t, now) = self.store_name(name, span, None);
+        if !known {
+            return t;
+        }
+        match &t {
+            hir::Target::Local(s) | hir::Target::Cell(s) => {
+                let s = *s as usize;
+                let f = self.f();
+                if f.declared.contains(&(s as u32)) {
+                    return t;
+                }
+                let first = f.pattern_typed.insert(s as u32);
+                f.slot_tys[s] = if (first && !now.is_known()) || now == *ty {
+                    ty.clone()
+                } else {
+                    Ty::Any
+                };
+            }
+            _ => {}
+        }
+        t
     }
 
     fn constructor_pattern(
@@ -133,7 +246,7 @@ impl Lowerer<'_> {
                 );
             }
             let payload_ty = match (tag, subject) {
-                (OutcomeTagPat::Ok, Ty::Outcome(t)) => (**t).clone(),
+                (OutcomeTagPat::Ok, Ty::Outcome(t, _)) => (**t).clone(),
                 (OutcomeTagPat::Ok, _) => Ty::Any,
                 _ => Ty::Str,
             };
@@ -211,9 +324,24 @@ impl Lowerer<'_> {
     }
 }
 
+/// The type a class pattern's value has inside its arm.
+pub(crate) fn test_type(test: hir::TypeTest) -> Ty {
+    match test {
+        hir::TypeTest::Int => Ty::Int,
+        hir::TypeTest::Float => Ty::Float,
+        hir::TypeTest::Str => Ty::Str,
+        hir::TypeTest::Bool => Ty::Bool,
+        hir::TypeTest::List => Ty::List(Box::new(Ty::Any)),
+        hir::TypeTest::Dict => Ty::Dict(Box::new(Ty::Any), Box::new(Ty::Any)),
+        hir::TypeTest::Tuple => Ty::TupleOf(Box::new(Ty::Any)),
+        hir::TypeTest::Set => Ty::Set(Box::new(Ty::Any)),
+    }
+}
+
 fn bound_names(p: &ast::Pattern, out: &mut Vec<String>) {
     match &p.kind {
         P::Capture(n) => out.push(n.clone()),
+        P::Star(n) if n.name != "_" => out.push(n.name.clone()),
         P::Constructor { args, kwargs, .. } => {
             args.iter().for_each(|a| bound_names(a, out));
             kwargs.iter().for_each(|(_, a)| bound_names(a, out));
@@ -228,7 +356,7 @@ fn bound_names(p: &ast::Pattern, out: &mut Vec<String>) {
             bound_names(inner, out);
             out.push(n.name.clone());
         }
-        P::Wildcard | P::Literal(_) | P::Error => {}
+        P::Wildcard | P::Literal(_) | P::Star(_) | P::Error => {}
     }
 }
 

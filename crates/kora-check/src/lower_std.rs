@@ -408,7 +408,7 @@ impl Lowerer<'_> {
             return Ty::Any;
         };
         let declared = match expect {
-            Some(Ty::Outcome(t)) => Some(*t),
+            Some(Ty::Outcome(t, _)) => Some(*t),
             Some(t) => Some(t),
             None => None,
         };

@@ -17,6 +17,12 @@ impl Lowerer<'_> {
                 self.unclaimed_handlers();
                 H::Expr(e)
             }
+            // `Matrix = List[List[int]]` at the top of a file names a type (`python_aliases.rs`).
+            AS::Assign { .. }
+                if self.f().is_module && crate::python_aliases::alias_of(s).is_some() =>
+            {
+                return None;
+            }
             AS::Assign {
                 targets,
                 value,
@@ -53,19 +59,14 @@ impl Lowerer<'_> {
                     return None;
                 }
                 let (v, vt) = self.expr(value);
+                self.check_augmented_local(target);
                 let (t, tt) = self.store_target(target, None);
                 self.check_binop(*op, &tt, &vt, s.span);
                 H::AugAssign(t, *op, v)
             }
-            AS::If { branches, orelse } => {
-                let bs = branches
-                    .iter()
-                    .map(|(c, b)| (self.expr(c).0, self.block(b)))
-                    .collect();
-                H::If(bs, orelse.as_ref().map(|b| self.block(b)))
-            }
+            AS::If { branches, orelse } => self.if_chain(branches, orelse.as_deref()),
             AS::While { cond, body } => {
-                let c = self.expr(cond).0;
+                let c = self.condition(cond).0;
                 self.f().loops += 1;
                 let b = self.block(body);
                 self.f().loops -= 1;
@@ -141,7 +142,7 @@ impl Lowerer<'_> {
                             s.span,
                         )
                         .with_label("the top level of a file cannot return")
-                        .with_help("put this code in a `def`, or end the loop with `break`"),
+                        .with_help("to stop the program, call `exit()` (or `exit(1)`, `exit(\"message\")`); to leave a loop, `break`"),
                     );
                 }
                 let ret = match in_handler {
@@ -182,12 +183,13 @@ impl Lowerer<'_> {
             AS::TypeAlias { .. } | AS::Nonlocal(_) | AS::Global(_) | AS::Error => return None,
             AS::Match { subject, arms } => {
                 let (subj, sty) = self.expr(subject);
+                self.check_exhaustive(&sty, arms, s.span);
                 let arms = arms.iter().map(|a| self.arm(a, &sty)).collect();
                 H::Match(subj, arms)
             }
             AS::Use(u) => return self.use_decl(u, s.span),
             AS::Assert { cond, msg } => {
-                let c = self.expr(cond).0;
+                let c = self.condition(cond).0;
                 H::Assert(c, msg.as_ref().map(|m| self.expr(m).0))
             }
             AS::Del(items) => H::Del(self.del_items(items)),
@@ -208,19 +210,8 @@ impl Lowerer<'_> {
                 self.test_block(name, body, s.span);
                 return None;
             }
-            AS::PythonImport { module } => {
-                let first = module.split('.').next().unwrap_or(module);
-                self.err(
-                    Diagnostic::error(
-                        codes::PYTHON_IMPORT,
-                        format!("`import` is Python: Kora writes `use {first}`"),
-                        s.span,
-                    )
-                    .with_label("Python import syntax")
-                    .with_help(format!(
-                        "write `use {first}` for a standard module, or `use \"./{first}.ko\" as {first}` for a file"
-                    )),
-                );
+            AS::PythonImport { module, names } => {
+                self.python_import(module, names, s.span);
                 return None;
             }
         })
@@ -277,10 +268,7 @@ impl Lowerer<'_> {
                 }
                 None
             }
-            ast::UseTarget::Provider { kind, .. } => {
-                self.not_yet(&format!("`use {}`", kind.name), span);
-                None
-            }
+            ast::UseTarget::Provider { kind, name } => self.external_use(u, kind, name, span),
             ast::UseTarget::File { path, span: pspan } => {
                 let Some(alias) = &u.alias else {
                     self.err(

@@ -15,6 +15,7 @@ impl Lowerer<'_> {
             if let (AE::Name(n), AE::Binary(ast::BinOp::Add, l, r)) = (&t.kind, &value.kind) {
                 if matches!(&l.kind, AE::Name(m) if m == n) {
                     let (rhs, rty) = self.expr(r);
+                    self.check_augmented_local(t);
                     let (tgt, tty) = self.store_target(t, None);
                     self.check_binop(ast::BinOp::Add, &tty, &rty, value.span);
                     return hir::StmtKind::ConcatAssign(tgt, rhs);
@@ -83,7 +84,7 @@ impl Lowerer<'_> {
         self.expect = None;
         if let Some(e) = else_ {
             let ok_ty = match &vty {
-                Ty::Outcome(inner) => (**inner).clone(),
+                Ty::Outcome(inner, _) => (**inner).clone(),
                 Ty::Any => Ty::Any,
                 other => {
                     self.err(
@@ -103,7 +104,7 @@ impl Lowerer<'_> {
             if !declared.accepts(&ok_ty) {
                 self.mismatch(&declared, &ok_ty, value.span, "the annotation");
             }
-            if !diverges(&e.body) {
+            if !diverges(&e.body) || self.exit_is_shadowed(&e.body) {
                 let last = e.body.last().map(|s| s.span).unwrap_or(e.span);
                 self.err(
                     Diagnostic::error(
@@ -113,7 +114,7 @@ impl Lowerer<'_> {
                     )
                     .with_label("execution would fall through here")
                     .with_secondary(target.span, format!("`{}` would be undefined after the block", target.name))
-                    .with_help("add `return` (or `break`/`continue` in a loop) as the block's last statement"),
+                    .with_help("add `return` (or `break`/`continue` in a loop, or `exit(...)` to stop the program) as the block's last statement"),
                 );
             }
             let binds = e.binds.as_ref().map(|(why, kind)| {
@@ -135,8 +136,28 @@ impl Lowerer<'_> {
         if !declared.accepts(&vty) {
             self.mismatch(&declared, &vty, value.span, "the annotation");
         }
-        let (t, _) = self.declare_store(target, declared.clone());
+        // `r: Result[T] = analyze(...)`: the name keeps the outcomes the value can be, so a
+        // `match r` is asked for those arms only.
+        let flow = match (&declared, &vty) {
+            (Ty::Outcome(t, _), Ty::Outcome(_, tags)) => Ty::Outcome(t.clone(), *tags),
+            _ => declared.clone(),
+        };
+        let (t, _) = self.declare_store(target, flow);
         Some(hir::StmtKind::AnnAssign(t, declared, v))
+    }
+
+    /// A block that ends in `exit(...)` leaves only when `exit` is the built-in: a function
+    /// of the program's own by that name may return.
+    fn exit_is_shadowed(&self, block: &[ast::Stmt]) -> bool {
+        let ends_in_exit = matches!(
+            block.last().map(|s| &s.kind),
+            Some(ast::StmtKind::Expr { expr, .. }) if crate::lower::is_exit_call(expr)
+        );
+        if !ends_in_exit {
+            return false;
+        }
+        let f = self.fns.last().expect("in a function");
+        f.slots.contains_key("exit") || self.info().global_ix.contains_key("exit")
     }
 
     pub(crate) fn declare_store(&mut self, target: &ast::Ident, ty: Ty) -> (Target, Ty) {
@@ -188,6 +209,7 @@ impl Lowerer<'_> {
         }
         if !f.is_module && !f.global_decl.contains(name) {
             if let Some(&s) = f.slots.get(name) {
+                self.forget_narrowing(crate::conditions::Place::Local(s));
                 self.check_branch_store(name, span, Some(s), None);
                 let f = self.fns.last().expect("in a function");
                 let cell = f.is_cell[s as usize];
@@ -209,6 +231,7 @@ impl Lowerer<'_> {
         let m = self.m.0 as usize;
         match self.ctx.mods[m].global_ix.get(name).copied() {
             Some(g) => {
+                self.forget_narrowing(crate::conditions::Place::Global(g));
                 self.check_branch_store(name, span, None, Some(g));
                 self.f().bound_globals.insert(g);
                 let cur = self.ctx.mods[m].global_tys[g as usize].clone();
@@ -238,6 +261,12 @@ impl Lowerer<'_> {
         set: impl FnOnce(&mut Self, Ty),
     ) {
         let Some(new) = new else { return };
+        if let (Ty::Outcome(t, a), Ty::Outcome(_, b)) = (cur, new) {
+            if !a.contains(*b) && cur.accepts(new) {
+                set(self, Ty::Outcome(t.clone(), a.union(*b)));
+                return;
+            }
+        }
         if !cur.is_known() {
             if !declared {
                 set(self, new.clone());

@@ -75,6 +75,11 @@ impl Lowerer<'_> {
                 .with_help("put this inside `test \"name\":`; a program that runs for real calls its model"),
             );
         }
+        if target.name.contains('.') {
+            let (v, _) = self.expr(value);
+            let b = self.block(body);
+            return self.external_mock(target, v, b);
+        }
         if target.name != "analyze" {
             self.err(
                 Diagnostic::error(
@@ -87,7 +92,7 @@ impl Lowerer<'_> {
             );
         }
         let (v, ty) = self.expr(value);
-        if !matches!(ty, Ty::Outcome(_) | Ty::Any) {
+        if !matches!(ty, Ty::Outcome(..) | Ty::Any) {
             self.err(
                 Diagnostic::error(
                     codes::MOCK_NOT_OUTCOME,

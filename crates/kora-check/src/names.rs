@@ -4,7 +4,7 @@ use rustc_hash::FxHashMap;
 
 use crate::hir::{sym, Sym};
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Interner {
     names: Vec<String>,
     map: FxHashMap<String, Sym>,

@@ -319,6 +319,10 @@ impl<'a> Visitor<'a> for Builder<'_> {
                     self.bind(&a.name);
                 } else if let UseTarget::Std(n) = &u.target {
                     self.bind(&n.name);
+                } else if let UseTarget::Provider { name, .. } = &u.target {
+                    if !name.name.contains('.') {
+                        self.bind(&name.name);
+                    }
                 }
             }
             StmtKind::Test { body, .. } => {
@@ -347,6 +351,7 @@ impl<'a> Visitor<'a> for Builder<'_> {
     fn visit_pattern(&mut self, p: &'a Pattern) {
         match &p.kind {
             PatternKind::Capture(n) => self.bind(n),
+            PatternKind::Star(n) if n.name != "_" => self.bind(&n.name),
             PatternKind::As(inner, n) => {
                 self.visit_pattern(inner);
                 self.bind(&n.name);

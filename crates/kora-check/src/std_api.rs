@@ -65,6 +65,8 @@ pub enum StdType {
     DateTime,
     /// `fs.Image`: a PNG, JPEG, GIF or WebP image's bytes, for `analyze`.
     Image,
+    /// One tool of an MCP server (`fs.read_file`, an item of `fs.tools`), for `tools=`.
+    Tool,
 }
 
 impl StdType {
@@ -73,6 +75,7 @@ impl StdType {
             StdType::Db => "sql.Db",
             StdType::DateTime => "time.DateTime",
             StdType::Image => "fs.Image",
+            StdType::Tool => "mcp.Tool",
         }
     }
 
@@ -413,7 +416,7 @@ fn parse_one(s: &[u8], i: usize, t: &Ty, r: &dyn Fn(&str) -> Ty) -> (Ty, usize) 
         "T" => t.clone(),
         "list" => Ty::List(arg(0)),
         "dict" => Ty::Dict(arg(0), arg(1)),
-        "Result" => Ty::Outcome(arg(0)),
+        "Result" => Ty::Outcome(arg(0), crate::types::Tags::OK_ERR),
         other => match StdType::from_name(other) {
             Some(st) => Ty::Std(st),
             None => r(other),
@@ -448,6 +451,7 @@ mod tests {
                 Owner::Value(StdType::Db) => format!("`db.{}(", m.name),
                 Owner::Value(StdType::DateTime) => format!("`{}", m.name),
                 Owner::Value(StdType::Image) => format!("`image.{}`", m.name),
+                Owner::Value(StdType::Tool) => format!("`tool.{}`", m.name),
             };
             assert!(
                 doc.contains(&needle),
@@ -468,11 +472,11 @@ mod tests {
         );
         assert_eq!(
             parse_sig_type("Result[T]", &Ty::Int, &any),
-            Ty::Outcome(Box::new(Ty::Int))
+            Ty::outcome(Ty::Int, crate::types::Tags::OK_ERR)
         );
         assert_eq!(
             parse_sig_type("Result[sql.Db]", &Ty::Any, &any),
-            Ty::Outcome(Box::new(Ty::Std(StdType::Db)))
+            Ty::outcome(Ty::Std(StdType::Db), crate::types::Tags::OK_ERR)
         );
     }
 }

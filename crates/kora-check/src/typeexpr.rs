@@ -18,7 +18,8 @@ pub struct TypeScope<'a> {
 
 const BUILTIN_TYPES: &[&str] = &[
     "int", "float", "str", "bool", "None", "list", "dict", "set", "tuple", "Result", "Outcome",
-    "Optional", "any", "Any", "object", "function", "Callable",
+    "Optional", "any", "Any", "object", "function", "Callable", "List", "Dict", "Set", "Tuple",
+    "Union", "Literal", "Iterable", "Sequence", "Mapping",
 ];
 
 impl TypeScope<'_> {
@@ -53,17 +54,47 @@ impl TypeScope<'_> {
                     "str" => Ty::Str,
                     "bool" => Ty::Bool,
                     "None" => Ty::None,
-                    "list" => Ty::List(Box::new(arg(0, diags))),
-                    "set" => Ty::Set(Box::new(arg(0, diags))),
-                    "dict" => Ty::Dict(Box::new(arg(0, diags)), Box::new(arg(1, diags))),
-                    "tuple" => {
+                    // `typing`'s spellings mean what the built-in ones do.
+                    "list" | "List" => Ty::List(Box::new(arg(0, diags))),
+                    "set" | "Set" => Ty::Set(Box::new(arg(0, diags))),
+                    "dict" | "Dict" => Ty::Dict(Box::new(arg(0, diags)), Box::new(arg(1, diags))),
+                    "Union" => self.lower(
+                        &TypeExpr {
+                            kind: TypeExprKind::Union(args.clone()),
+                            span: t.span,
+                        },
+                        diags,
+                    ),
+                    "Literal"
+                        if args
+                            .iter()
+                            .all(|a| matches!(a.kind, TypeExprKind::Literal(_))) =>
+                    {
+                        Ty::Literal(
+                            args.iter()
+                                .filter_map(|a| match &a.kind {
+                                    TypeExprKind::Literal(s) => Some(s.clone()),
+                                    _ => None,
+                                })
+                                .collect(),
+                        )
+                    }
+                    // Read-only views of a container: anything iterable may be passed.
+                    "Iterable" | "Sequence" | "Mapping" => Ty::Any,
+                    "tuple" | "Tuple" => {
+                        let rest = |a: &TypeExpr| matches!(&a.kind, TypeExprKind::Named { name, .. } if name == "...");
+                        if let [item, dots] = args.as_slice() {
+                            if rest(dots) && !rest(item) {
+                                return Ty::TupleOf(Box::new(self.lower(item, diags)));
+                            }
+                        }
                         if args.is_empty() {
                             Ty::TupleOf(Box::new(Ty::Any))
                         } else {
                             Ty::Tuple(args.iter().map(|a| self.lower(a, diags)).collect())
                         }
                     }
-                    "Result" | "Outcome" => Ty::Outcome(Box::new(arg(0, diags))),
+                    "Result" | "Outcome" => Ty::result(arg(0, diags)),
                     "Optional" => {
                         let inner = arg(0, diags);
                         if inner.is_known() {

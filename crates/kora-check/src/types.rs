@@ -25,6 +25,52 @@ pub enum Quick {
     Other,
 }
 
+/// Which of the five outcomes a value may be: one bit per tag, in `Tags::ORDER`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tags(pub u8);
+
+impl Tags {
+    pub const NONE: Tags = Tags(0);
+    pub const OK: Tags = Tags(1);
+    pub const ERR: Tags = Tags(2);
+    pub const UNCERTAIN: Tags = Tags(4);
+    pub const EXHAUSTED: Tags = Tags(8);
+    pub const FAILED: Tags = Tags(16);
+    pub const ALL: Tags = Tags(31);
+    /// What a model call answers: it never refuses with `Err`.
+    pub const MODEL: Tags = Tags(1 | 4 | 8 | 16);
+    /// What a standard-library effect answers.
+    pub const OK_ERR: Tags = Tags(1 | 2);
+    /// The tags with their constructor names, in the order messages list them.
+    pub const ORDER: [(Tags, &'static str); 5] = [
+        (Tags::OK, "Ok"),
+        (Tags::ERR, "Err"),
+        (Tags::UNCERTAIN, "Uncertain"),
+        (Tags::EXHAUSTED, "Exhausted"),
+        (Tags::FAILED, "Failed"),
+    ];
+
+    pub fn union(self, other: Tags) -> Tags {
+        Tags(self.0 | other.0)
+    }
+
+    pub fn contains(self, other: Tags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The tag a constructor name stands for.
+    pub fn of_name(name: &str) -> Option<Tags> {
+        Tags::ORDER
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(t, _)| *t)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
     Any,
@@ -43,8 +89,11 @@ pub enum Ty {
     /// A literal union's members (`"low" | "high"`).
     Literal(Vec<String>),
     Union(Vec<Ty>),
-    /// `Result[T]`, `Outcome[T]`: one of the five outcomes, `Ok` carrying `T`.
-    Outcome(Box<Ty>),
+    /// `Result[T]`, `Outcome[T]`: one of the five outcomes, `Ok` carrying `T`. The tags say
+    /// which of the five this value can be (`analyze` never answers `Err`); a written
+    /// `Result[T]` may be any of them. They never decide whether a type fits, only what a
+    /// `match` must cover.
+    Outcome(Box<Ty>, Tags),
     Func,
     Module,
     /// A value only the standard library makes (`sql.Db`, `time.DateTime`).
@@ -52,6 +101,16 @@ pub enum Ty {
 }
 
 impl Ty {
+    /// `Result[t]` as written: any of the five outcomes.
+    pub fn result(t: Ty) -> Ty {
+        Ty::Outcome(Box::new(t), Tags::ALL)
+    }
+
+    /// An outcome that is one of `tags`, `Ok` carrying `t`.
+    pub fn outcome(t: Ty, tags: Tags) -> Ty {
+        Ty::Outcome(Box::new(t), tags)
+    }
+
     /// Can a value of type `from` be stored where `self` is declared?
     /// Unknown on either side is accepted: the runtime decides.
     pub fn accepts(&self, from: &Ty) -> bool {
@@ -78,7 +137,7 @@ impl Ty {
             (TupleOf(a), Tuple(b)) => b.iter().all(|y| a.accepts(y)),
             (Tuple(_), TupleOf(_)) => true,
             (Record(a, _), Record(b, _)) => a == b,
-            (Outcome(a), Outcome(b)) => a.accepts(b),
+            (Outcome(a, _), Outcome(b, _)) => a.accepts(b),
             (Std(a), Std(b)) => a == b,
             _ => {
                 std::mem::discriminant(self) == std::mem::discriminant(from)
@@ -162,7 +221,7 @@ impl fmt::Display for Ty {
                 }
                 Ok(())
             }
-            Ty::Outcome(t) => write!(f, "Result[{t}]"),
+            Ty::Outcome(t, _) => write!(f, "Result[{t}]"),
             Ty::Func => write!(f, "function"),
             Ty::Module => write!(f, "module"),
             Ty::Std(t) => write!(f, "{}", t.name()),

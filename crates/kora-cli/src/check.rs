@@ -4,9 +4,12 @@ use std::path::PathBuf;
 
 use kora_check::{check_program, Disk};
 
-pub fn check(files: &[PathBuf]) -> u8 {
+pub fn check(files: &[PathBuf], mcp: bool) -> u8 {
     let mut errors = 0;
     for path in files {
+        if mcp {
+            errors += refresh_caches(path);
+        }
         match check_program(path, &Disk) {
             Ok(checked) => errors += crate::diagnostics::print_all(&checked),
             Err(e) => {
@@ -24,4 +27,28 @@ pub fn check(files: &[PathBuf]) -> u8 {
     } else {
         0
     }
+}
+
+/// `--mcp`: lists the tools of every MCP server `path` uses into its cache; returns the failures.
+fn refresh_caches(path: &std::path::Path) -> usize {
+    let Ok(checked) = check_program(path, &Disk) else {
+        return 0;
+    };
+    let dir = crate::durable_cmd::folder_of(path);
+    let mut failed = 0;
+    for e in checked.externals.iter().filter(|e| e.kind == "mcp") {
+        match crate::mcp_cmd::refresh(dir, &e.name) {
+            Ok((tools, cache)) => eprintln!(
+                "kora: {} tools of `{}` listed into {}",
+                tools.len(),
+                e.name,
+                cache.display()
+            ),
+            Err(why) => {
+                eprintln!("error: {}: `use mcp {}`: {why}", e.place, e.name);
+                failed += 1;
+            }
+        }
+    }
+    failed
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kora_runtime::durable::journal::{self, Run};
+use kora_runtime::durable::journal::{self, Resuming, Run, RunError};
 
 /// How `kora run` treats durability.
 pub enum Durability {
@@ -40,20 +40,34 @@ pub fn digest(program: &kora_check::hir::Program) -> String {
     )
 }
 
-/// Opens a run to resume: where its journal says its program and arguments are.
-pub fn open_resume(id: &str) -> Result<(Arc<Run>, PathBuf, Vec<String>), String> {
+/// Opens a run to resume: where its journal says its program and arguments are. Errors
+/// are printed here.
+pub fn open_resume(id: &str) -> Result<(Resuming, PathBuf, Vec<String>), ()> {
     if !kora_runtime::stdlib::valid_run_id(id) {
-        return Err(format!(
-            "--resume {id:?}: a run id is letters, digits, `-`, `_` and `.`"
-        ));
+        eprintln!("error: --resume {id:?}: a run id is letters, digits, `-`, `_` and `.`");
+        return Err(());
     }
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let run = Run::resume(&project_of(&here), id).map_err(|e| e.to_string())?;
-    let Some((program, _, args)) = run.past.program() else {
-        return Err(format!("run {id}: the journal's header is missing"));
+    let run = Run::resume(&project_of(&here), id).map_err(|e| print_error(&e))?;
+    let Some((program, _, args)) = run.past().program() else {
+        eprintln!("error: run {id}: the journal's header is missing");
+        return Err(());
     };
     let (program, args) = (PathBuf::from(program), args.to_vec());
     Ok((run, program, args))
+}
+
+/// Prints a run error: `error[CODE]: ...` or `error: ...`.
+pub fn print_error(e: &RunError) {
+    match e.code() {
+        Some(code) => eprintln!("error[{code}]: {e}"),
+        None => eprintln!("error: {e}"),
+    }
+}
+
+/// Settles the resumed run's open attempts (or refuses, naming them) and starts it.
+pub fn decide(run: Resuming, person: &journal::Decisions) -> Result<Arc<Run>, ()> {
+    run.decide(person).map_err(|e| print_error(&e))
 }
 
 /// `kora answer RUN_ID TEXT`: the answer a suspended run's `ask_human` waits for.
@@ -70,7 +84,7 @@ pub fn answer(id: &str, text: &str, dir: Option<PathBuf>) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             2
         }
     }
@@ -91,12 +105,14 @@ pub fn runs(dir: Option<PathBuf>) -> u8 {
         }
         Ok(list) => {
             for r in list {
-                let detail = if r.detail.is_empty() {
-                    String::new()
-                } else {
-                    format!("  ({})", r.detail)
+                // A stopped run lists what stops it and the commands that settle it, indented.
+                let (detail, below) = match (r.state.as_str(), r.detail.is_empty()) {
+                    (_, true) => (String::new(), String::new()),
+                    ("stopped", false) => (String::new(), indent(&r.detail)),
+                    (_, false) => (format!("  ({})", r.detail), String::new()),
                 };
                 println!("{}  {:<11}  {}{detail}", r.id, r.state, r.program);
+                print!("{below}");
             }
             0
         }
@@ -105,4 +121,8 @@ pub fn runs(dir: Option<PathBuf>) -> u8 {
             1
         }
     }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
 }

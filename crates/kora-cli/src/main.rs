@@ -1,7 +1,7 @@
 //! The `kora` binary: parses the command line and hands each command to its module; exit codes live here.
 //!
 //! Exit codes: 0 success, 1 the program (or a test) failed at run time (for `kora audit`: a
-//! file could not be read or parsed),
+//! file could not be read or parsed; for `kora fmt --check`: a file would change),
 //! 2 usage or compile error, 3 a durable run suspended on `ask_human`.
 
 mod allocator;
@@ -9,8 +9,12 @@ mod audit_cmd;
 mod check;
 mod diagnostics;
 mod durable_cmd;
+mod externals;
+mod fmt_cmd;
+mod mcp_cmd;
 mod notes;
 mod observe;
+mod repl;
 mod run;
 mod test_cmd;
 mod trace_cmd;
@@ -41,6 +45,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check a program and run it
+    #[command(
+        override_usage = "kora run [OPTIONS] <FILE> [ARGS]...\n       kora run --resume <RUN_ID> [OPTIONS]"
+    )]
     Run {
         /// Call the model for every `analyze` and write the answers to the program's cassette
         #[arg(long, conflicts_with = "replay")]
@@ -60,17 +67,27 @@ enum Command {
         /// With --resume: continue even though kora.toml changed since the run started
         #[arg(long, requires = "resume")]
         accept_config: bool,
+        /// With --resume: an effect the resume stopped on happened (checked by hand); the run
+        /// goes on as if it had succeeded. EFFECT is its slot, as the stop message names it
+        #[arg(long, value_name = "EFFECT", requires = "resume")]
+        mark_done: Vec<String>,
+        /// With --resume: an effect the resume stopped on did not happen; it is performed again
+        #[arg(long, value_name = "EFFECT", requires = "resume")]
+        retry: Vec<String>,
         /// After the run, print a report on stderr: `cost` is tokens (and money) per model and agent
         #[arg(long, value_enum)]
         report: Option<Report>,
         /// Do not write the run's trace to .kora/traces/
         #[arg(long)]
         no_trace: bool,
+        /// Also send the run's spans to this OpenTelemetry collector over OTLP/HTTP (e.g. http://localhost:4318)
+        #[arg(long, value_name = "URL", value_parser = otlp_url)]
+        otlp: Option<String>,
         /// Model calls use this `[models]` entry unless a call, block or agent names another
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
-        /// The `.ko` file to run
-        #[arg(required_unless_present = "resume")]
+        /// The `.ko` file to run: required, except with `--resume` (which runs the run's own file)
+        #[arg(required_unless_present = "resume", value_name = "FILE")]
         file: Option<PathBuf>,
         /// Arguments passed to the program
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -92,6 +109,9 @@ enum Command {
         /// Do not write the trace to .kora/traces/
         #[arg(long)]
         no_trace: bool,
+        /// Also send the spans to this OpenTelemetry collector over OTLP/HTTP (e.g. http://localhost:4318)
+        #[arg(long, value_name = "URL", value_parser = otlp_url)]
+        otlp: Option<String>,
         /// Model calls use this `[models]` entry unless a call, block or agent names another
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
@@ -101,11 +121,43 @@ enum Command {
         /// A run id (or its start) from .kora/traces/, or a trace file's path
         run: Option<String>,
     },
+    /// Format .ko files in place, in one canonical layout (`kora.toml [fmt]` sets it)
+    Fmt {
+        /// Files or folders to format (default: the current folder); `-` reads stdin and writes stdout
+        paths: Vec<PathBuf>,
+        /// Change nothing; list the files that would change and exit 1 if there are any
+        #[arg(long)]
+        check: bool,
+        /// Change nothing; print a unified diff of what would change and exit 1 if anything would
+        #[arg(long)]
+        diff: bool,
+    },
+    /// Read, check and run Kora entries one at a time; what each defines stays for the next
+    Repl {
+        /// Answer every model call from this cassette; a call it lacks is an error (no network)
+        #[arg(long, value_name = "FILE", conflicts_with = "record")]
+        replay: Option<PathBuf>,
+        /// Call the model for every model call and write the answers to this cassette at the end
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+        /// Model calls use this `[models]` entry unless a call, block or agent names another
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+    },
     /// Report every syntax and type error without running anything
     Check {
         /// The `.ko` files to check
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Start each MCP server the program uses, list its tools into `.kora/mcp/NAME.json`,
+        /// then check its calls against them
+        #[arg(long)]
+        mcp: bool,
+    },
+    /// MCP servers of this project (`[mcp.NAME]` in kora.toml)
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
     },
     /// List every `declassify ... for SINK:` site of a program and the files it uses
     Audit {
@@ -147,22 +199,48 @@ enum Command {
     Dap,
 }
 
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Start a server, print its tools and their input schemas, and cache them for the checker
+    List {
+        /// The server: a `[mcp.NAME]` of kora.toml
+        name: String,
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Report {
     /// Tokens per model and per agent, and money when `[budget.pricing]` is set
     Cost,
 }
 
-fn observe(report: Option<Report>, no_trace: bool) -> observe::Observe {
+fn observe(report: Option<Report>, no_trace: bool, otlp: Option<String>) -> observe::Observe {
     observe::Observe {
         trace: !no_trace,
         cost: matches!(report, Some(Report::Cost)),
+        otlp,
+    }
+}
+
+/// `--otlp URL`: a collector's http:// or https:// URL.
+fn otlp_url(s: &str) -> Result<String, String> {
+    let lower = s.to_ascii_lowercase();
+    if (lower.starts_with("http://") || lower.starts_with("https://")) && s.len() > 8 {
+        Ok(s.to_string())
+    } else {
+        Err("expected a collector's http:// or https:// URL, e.g. http://localhost:4318".into())
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Run { .. } | Command::Test { .. }) {
+    if matches!(
+        cli.command,
+        Command::Run { .. } | Command::Test { .. } | Command::Repl { .. }
+    ) {
         if let Err(why) = kora_runtime::check_width_setting() {
             eprintln!("kora: {why}");
             return ExitCode::from(2);
@@ -192,8 +270,11 @@ fn main() -> ExitCode {
             durable,
             resume,
             accept_config,
+            mark_done,
+            retry,
             report,
             no_trace,
+            otlp,
             model,
         } => {
             let mode = if record {
@@ -213,10 +294,11 @@ fn main() -> ExitCode {
                 args,
                 mode,
                 run_id,
-                observe: observe(report, no_trace),
+                observe: observe(report, no_trace, otlp),
                 durability,
                 model,
                 accept_config,
+                decisions: kora_runtime::durable::journal::Decisions { mark_done, retry },
             })
         }
         Command::Test {
@@ -225,16 +307,32 @@ fn main() -> ExitCode {
             filter,
             report,
             no_trace,
+            otlp,
             model,
         } => test_cmd::test(test_cmd::TestOpts {
             paths,
             live,
             filter,
-            observe: observe(report, no_trace),
+            observe: observe(report, no_trace, otlp),
             model,
         }),
         Command::Trace { run } => trace_cmd::trace(run.as_deref()),
-        Command::Check { files } => check::check(&files),
+        Command::Check { files, mcp } => check::check(&files, mcp),
+        Command::Mcp {
+            command: McpCommand::List { name, dir },
+        } => mcp_cmd::list(&name, dir),
+        Command::Repl {
+            replay,
+            record,
+            model,
+        } => repl::repl(repl::ReplOpts {
+            replay,
+            record,
+            model,
+        }),
+        Command::Fmt { paths, check, diff } => {
+            fmt_cmd::fmt(fmt_cmd::FmtOpts { paths, check, diff })
+        }
         Command::Audit { path, json } => audit_cmd::audit(path, json),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
         Command::Runs { dir } => durable_cmd::runs(dir),

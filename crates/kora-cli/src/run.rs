@@ -28,6 +28,8 @@ pub struct RunOpts {
     pub model: Option<String>,
     /// `--accept-config`: resume even though `kora.toml` changed since the run started.
     pub accept_config: bool,
+    /// `--mark-done` / `--retry`: a person's decisions about effects a resume stopped on.
+    pub decisions: kora_runtime::durable::journal::Decisions,
 }
 
 pub fn run(opts: RunOpts) -> u8 {
@@ -40,6 +42,16 @@ pub fn run(opts: RunOpts) -> u8 {
         return 2;
     }
     on_big_stack(move || run_on_this_thread(opts))
+}
+
+/// Whether the model a recording run calls first (the run's model) has its API key: a
+/// recording without one would run the program's effects and only then fail at the call.
+pub fn key_for_recording(config: &Config, model: Option<&str>) -> Result<(), String> {
+    let entry = config.resolve(model)?;
+    entry
+        .api_key()
+        .map(|_| ())
+        .map_err(|e| format!("model `{}`: {e}", entry.name))
 }
 
 /// Runs `f` on a thread with room for 1000 nested Kora calls; a panic is reported as a bug.
@@ -71,12 +83,13 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         durability,
         model: mut opts_model,
         accept_config,
+        decisions,
     } = opts;
     let mut resumed = None;
     let file = match (&durability, file) {
         (Durability::Resume(id), _) => match durable_cmd::open_resume(id) {
             Ok((run, program, recorded)) => {
-                let started = run.past.model().map(str::to_string);
+                let started = run.past().model().map(str::to_string);
                 match (&opts_model, &started) {
                     (Some(asked), Some(m)) if asked != m => {
                         eprintln!("error: run {id} started with `--model {m}`; resume it without --model (or with `--model {m}`) so its remaining calls answer to the same model");
@@ -93,10 +106,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                 resumed = Some(run);
                 program
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return 2;
-            }
+            Err(()) => return 2,
         },
         (_, Some(f)) => f,
         (_, None) => {
@@ -127,17 +137,23 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             return 2;
         }
     };
+    if mode == Mode::Record {
+        if let Err(e) = key_for_recording(&config, opts_model.as_deref()) {
+            eprintln!("error: --record calls the model, but {e}; nothing was run");
+            return 2;
+        }
+    }
     let durable = match (durability, resumed) {
         (Durability::Plain, _) => None,
         (Durability::Resume(id), Some(run)) => {
-            if run.past.program().map(|p| p.1) != Some(durable_cmd::digest(&program).as_str()) {
+            if run.past().program().map(|p| p.1) != Some(durable_cmd::digest(&program).as_str()) {
                 eprintln!(
                     "error: run {id}: `{}` changed since the run started; a resume must run the same code (start a new run with `kora run --durable`)",
                     file.display()
                 );
                 return 2;
             }
-            if let Some(started) = run.past.config() {
+            if let Some(started) = run.past().config() {
                 let moved = kora_runtime::config::digest::changes(started, &config.table_digests);
                 if !moved.is_empty() && !accept_config {
                     eprintln!(
@@ -153,10 +169,15 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
                     );
                 }
             }
-            if run.past.state == kora_runtime::durable::journal::RunState::Finished {
+            if run.past().state == kora_runtime::durable::journal::RunState::Finished {
                 eprintln!("run {id} has already finished; nothing to resume");
                 return 0;
             }
+            // Every attempt a kill left open is settled (or the resume refused) before
+            // anything runs.
+            let Ok(run) = durable_cmd::decide(run, &decisions) else {
+                return 2;
+            };
             eprintln!("kora: resuming run {id}");
             Some(run)
         }
@@ -200,6 +221,22 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             return 2;
         }
     };
+    let externals = if program.externals.is_empty() {
+        None
+    } else {
+        match crate::externals::registry(
+            &config,
+            &durable_cmd::project_of(dir),
+            dir,
+            &program.externals,
+        ) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        }
+    };
     let program_name = file.display().to_string();
     let mut session = Session::start(observe, &config, dir, &program_name);
     let run_span = session.as_mut().map(|s| {
@@ -221,6 +258,9 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     let mut input = stdin.lock();
     let mut interp = kora_runtime::Interp::new(program.clone(), &mut *out);
     interp.set_input(&mut input);
+    if let Some(r) = externals {
+        interp.set_externals(r);
+    }
     let mut observers: Vec<Box<dyn kora_runtime::durable::effect::Observer>> = Vec::new();
     let mut branches = Vec::new();
     if let Some(run) = &durable {
@@ -245,6 +285,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         main_model: opts_model,
     });
     let result = interp.run_main();
+    // `exit(...)` ends the run where it stands: not a failure, and its status is the process's.
+    let exited = match &result {
+        Err(e) => e.exit_status.map(|status| (status, e.message.clone())),
+        Ok(()) => None,
+    };
+    let result = if exited.is_some() { Ok(()) } else { result };
     let saved = interp.finish();
     drop(interp);
     let _ = out.flush();
@@ -268,6 +314,15 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             eprintln!("kora: journal of run {}: {} syncs", run.id, run.syncs());
         }
         match (&result, &saved) {
+            // The journal's existing end state, with the status and message in its detail:
+            // a resume finds the run finished, as it would after the last line.
+            (Ok(()), Ok(())) if exited.is_some() => {
+                let (status, message) = exited.clone().unwrap_or_default();
+                run.status(
+                    "finished",
+                    &format!("exit({status}) {message}").trim_end().to_string(),
+                )
+            }
             (Ok(()), Ok(())) => run.status("finished", ""),
             (Err(e), _) => run.status("failed", &e.message),
             (_, Err(e)) => run.status("failed", e),
@@ -278,6 +333,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
         if result.is_ok() {
             return 1;
         }
+    }
+    if let Some((status, message)) = exited {
+        if !message.is_empty() {
+            eprintln!("{message}");
+        }
+        return status.clamp(0, 255) as u8;
     }
     match result {
         Ok(()) => 0,

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use kora_check::{check_program, hir, Disk};
+use kora_check::{check_program_with, hir, Disk};
 use kora_runtime::agents::analyze::Models;
 use kora_runtime::agents::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
@@ -72,7 +72,12 @@ fn run_tests(opts: TestOpts) -> u8 {
             return 2;
         }
     }
-    let mut session = Session::start(opts.observe, &session_config, &first_dir, "kora test");
+    let mut session = Session::start(
+        opts.observe.clone(),
+        &session_config,
+        &first_dir,
+        "kora test",
+    );
     let root = session
         .as_mut()
         .map(|s| s.open(SpanKind::Run, "kora test", None));
@@ -130,7 +135,13 @@ fn run_file(
     out: &mut dyn Write,
 ) {
     let display = file.display().to_string();
-    let checked = match check_program(file, &Disk) {
+    // Each file is loaded as a module, as `import` would: its `__name__` is its stem, so the
+    // script part under `if __name__ == "__main__":` does not run, only the tests do.
+    let options = kora_check::Options {
+        entry_as_module: true,
+        ..kora_check::Options::default()
+    };
+    let checked = match check_program_with(file, &Disk, options) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: cannot read `{}`: {}", e.path.display(), e.error);
@@ -160,11 +171,34 @@ fn run_file(
             return;
         }
     };
+    let externals = if program.externals.is_empty() {
+        None
+    } else {
+        let project = crate::durable_cmd::project_of(&dir_of(file));
+        match crate::externals::registry(&config, &project, &dir_of(file), &program.externals) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                let _ = writeln!(out, "FAIL {display}: {e}");
+                tally.failed += tests.len();
+                return;
+            }
+        }
+    };
     let mode = if opts.live {
         Mode::Record
     } else {
         Mode::Replay
     };
+    if opts.live {
+        if let Err(e) = crate::run::key_for_recording(&config, opts.model.as_deref()) {
+            let _ = writeln!(
+                out,
+                "FAIL {display}: --live calls the model, but {e}; its tests did not run"
+            );
+            tally.failed += tests.len();
+            return;
+        }
+    }
     for (name, body) in tests {
         if let Some(f) = &opts.filter {
             if !name.contains(f.as_str()) && !display.contains(f.as_str()) {
@@ -181,6 +215,7 @@ fn run_file(
             config: &config,
             mode,
             model: opts.model.as_deref(),
+            externals: externals.clone(),
         };
         let result = run_one(&run, &body, session, span);
         if let (Some(s), Some(id)) = (session.as_mut(), span) {
@@ -209,6 +244,7 @@ struct TestRun<'a> {
     config: &'a Config,
     mode: Mode,
     model: Option<&'a str>,
+    externals: Option<std::sync::Arc<kora_runtime::external::Registry>>,
 }
 
 /// Runs one test; `Err` holds what to show: the error with its trace, then the captured output.
@@ -224,6 +260,7 @@ fn run_one(
         config,
         mode,
         model,
+        ref externals,
     } = *run;
     let cassette = Cassette::open(&Cassette::path_for(file))?;
     let mut captured: Vec<u8> = Vec::new();
@@ -234,6 +271,9 @@ fn run_one(
         mode,
         main_model: model.map(str::to_string),
     });
+    if let Some(r) = externals {
+        interp.set_externals(r.clone());
+    }
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), span);
     }
@@ -254,6 +294,19 @@ fn run_one(
         if top_level_failed {
             details.push_str("the file's top level failed before the test ran:\n");
         }
+        if let Some(status) = e.exit_status {
+            details.push_str(&format!(
+                "`exit({status})` was called{}: a test cannot end the run\n",
+                if e.message.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with {:?}", e.message)
+                }
+            ));
+            if top_level_failed {
+                details.push_str("help: put the script part of the file under `if __name__ == \"__main__\":`; `kora test` loads the file as a module, so that block does not run\n");
+            }
+        }
         let mut shown = (**e).clone();
         if e.code == codes::REPLAY_MISS {
             // `kora run --record` records the top level, not the tests: say what records these.
@@ -261,12 +314,16 @@ fn run_one(
                 .message
                 .replace("; record it with `kora run --record`", "");
         }
-        details.push_str(&kora_runtime::observe::report::render_error(
-            program, &shown,
-        ));
-        if e.code == codes::REPLAY_MISS {
+        if e.exit_status.is_none() {
+            details.push_str(&kora_runtime::observe::report::render_error(
+                program, &shown,
+            ));
+        }
+        if e.code == codes::REPLAY_MISS && top_level_failed {
+            details.push_str("help: the file's top level asked a model something its cassette has no answer for; put the script part under `if __name__ == \"__main__\":` (`kora test` loads each file as a module, so that block does not run), or mock the call\n");
+        } else if e.code == codes::REPLAY_MISS {
             details.push_str(&format!(
-                "help: record the missing answer with `kora test --live {}`\n",
+                "help: answer it in the test with `with mock analyze -> Ok(...):`, or record a real answer (a paid call) with `kora test --live {}`\n",
                 file.display()
             ));
         }

@@ -50,6 +50,8 @@ match t:
         print("uncertain:", why)
     case Failed(why):
         print("failed:", why)
+    case Exhausted(m):
+        print("exhausted:", m)
 "#;
 
 #[test]

@@ -52,7 +52,7 @@ def main() -> None:
     match total:
         case Ok(t):
             print("total", t)
-        case Uncertain(why) | Failed(why):
+        case Uncertain(why) | Failed(why) | Exhausted(why):
             print("no total:", why)
 
 main()
@@ -213,7 +213,7 @@ def ask(room: int) -> None:
         match r:
             case Ok(t):
                 print(room, "sent", t)
-            case Failed(why) | Uncertain(why):
+            case Failed(why) | Uncertain(why) | Exhausted(why):
                 print(room, why)
 
 ask(1000)

@@ -36,7 +36,7 @@ answer: Result[str] = analyze("", "Say hello")
 match answer:
     case Ok(text):
         print("text:", text)
-    case Uncertain(why) | Failed(why):
+    case Uncertain(why) | Failed(why) | Exhausted(why):
         print("no answer:", why)
 print(pieces)
 "#;

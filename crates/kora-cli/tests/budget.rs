@@ -50,6 +50,8 @@ const SHOW: &str = r#"def show(r: Result[str]) -> None:
             print("failed", why)
         case Uncertain(why):
             print("uncertain", why)
+        case Err(why):
+            print("err", why)
 "#;
 
 fn program(body: &str) -> String {

@@ -281,6 +281,9 @@ fn check_case(config: &Config, case: &Case) -> Vec<String> {
 fn run_kora(config: &Config, case: &Case) -> Result<Run, String> {
     let mut cmd = Command::new(&config.kora);
     cmd.arg("run").arg(&case.rel);
+    for (k, v) in env_lines(&config.root.join(&case.rel)) {
+        cmd.env(k, v);
+    }
     run_process(cmd, &config.root)
         .map(|r| normalize_run(r, &config.root))
         .map_err(|e| format!("cannot start {}: {e}", config.kora.display()))
@@ -402,6 +405,20 @@ fn check_errors(config: &Config, case: &Case) -> Vec<String> {
         Err(e) => problems.push(e),
     }
     problems
+}
+
+/// `# env: NAME=VALUE` lines among a program's leading comments: its environment (the
+/// memory-limit programs shrink `KORA_MAX_VALUE_BYTES` so they fail without using gigabytes).
+fn env_lines(path: &Path) -> Vec<(String, String)> {
+    let Ok(src) = fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    src.lines()
+        .take_while(|l| l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix("# env:"))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
 }
 
 /// The first two lines of an `errors/` program.

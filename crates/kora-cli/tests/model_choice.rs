@@ -38,7 +38,7 @@ const LEVELS: &str = r#"def ask(tag: str) -> None:
     match a:
         case Ok(text):
             print(tag, text)
-        case Uncertain(why) | Failed(why):
+        case Uncertain(why) | Failed(why) | Exhausted(why):
             print(tag, "failed:", why)
 
 agent helper() -> None: model("agent")

@@ -23,7 +23,7 @@ def show(label: str, r: Result[str]) -> None:
     match r:
         case Ok(v):
             print(label, "ok", len(v))
-        case Uncertain(why) | Failed(why):
+        case Uncertain(why) | Failed(why) | Err(why):
             print(label, "not ok", len(why) > 0)
         case Exhausted(m):
             print(label, "exhausted", m)

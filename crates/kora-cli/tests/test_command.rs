@@ -33,6 +33,8 @@ def triage(text: str) -> str:
             return "unsure: " + why
         case Failed(why):
             return "failed: " + why
+        case Exhausted(m):
+            return "exhausted: " + m
 
 def bill(text: str) -> float:
     i: Invoice = analyze(text, "Read the invoice.") else:
@@ -108,8 +110,9 @@ test "no cassette entry":
         out.contains("error[E1017]: no recorded answer for the model call at app.ko:triage#0"),
         "{out}"
     );
+    // Inside a test the fix named first is a mock; recording is a paid call, so it comes second.
     assert!(
-        out.contains("help: record the missing answer with `kora test --live app.ko`"),
+        out.contains("help: answer it in the test with `with mock analyze -> Ok(...):`, or record a real answer (a paid call) with `kora test --live app.ko`"),
         "{out}"
     );
     // Output of a failing test is shown under it.

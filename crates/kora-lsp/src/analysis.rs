@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kora_check::facts::{Binding, NameFact};
-use kora_check::hir::ModId;
+use kora_check::hir::{ExtId, External, ModId};
+use kora_check::lower_external::ExtTool;
 use kora_check::types::Ty;
 use kora_check::{check_program_with, Options, Sources};
 use kora_syntax::ast;
@@ -61,6 +62,8 @@ pub struct FileAnalysis {
     pub exprs: Vec<(Span, Ty)>,
     pub names: Vec<NameFact>,
     pub uses: Vec<(Span, ModId)>,
+    /// Each `alias` of `alias.member` on an external module, and which one (`Analysis::externals`).
+    pub externals: Vec<(Span, ExtId)>,
 }
 
 impl FileAnalysis {
@@ -113,6 +116,9 @@ pub struct Analysis {
     pub types: Vec<RecordInfo>,
     /// Why the document could not be read at all.
     pub unreadable: Option<String>,
+    /// The external modules used (`use mcp`, `use python`), by `ExtId`, with an MCP server's
+    /// cached tools when `.kora/mcp/NAME.json` exists.
+    pub externals: Vec<(External, Option<Vec<ExtTool>>)>,
 }
 
 impl Analysis {
@@ -133,13 +139,21 @@ impl Analysis {
 /// Parses and checks `entry` (and what it uses), reading open buffers from `open`.
 pub fn analyze(entry: &Path, open: &HashMap<PathBuf, String>) -> Analysis {
     let overlay = Overlay { open };
-    let checked = match check_program_with(entry, &overlay, Options { facts: true }) {
+    let checked = match check_program_with(
+        entry,
+        &overlay,
+        Options {
+            facts: true,
+            ..Options::default()
+        },
+    ) {
         Ok(c) => c,
         Err(e) => {
             return Analysis {
                 files: Vec::new(),
                 types: Vec::new(),
                 unreadable: Some(format!("cannot read `{}`: {}", e.path.display(), e.error)),
+                externals: Vec::new(),
             }
         }
     };
@@ -148,6 +162,7 @@ pub fn analyze(entry: &Path, open: &HashMap<PathBuf, String>) -> Analysis {
             files: Vec::new(),
             types: Vec::new(),
             unreadable: Some("the checker kept no facts".into()),
+            externals: Vec::new(),
         };
     };
     let names = facts.names;
@@ -184,12 +199,24 @@ pub fn analyze(entry: &Path, open: &HashMap<PathBuf, String>) -> Analysis {
                 exprs: ff.facts.exprs,
                 names: ff.facts.names,
                 uses: ff.uses,
+                externals: ff.facts.externals,
             }
         })
+        .collect();
+    let externals = checked
+        .externals
+        .into_iter()
+        .zip(
+            facts
+                .external_tools
+                .into_iter()
+                .chain(std::iter::repeat(None)),
+        )
         .collect();
     Analysis {
         files,
         types,
         unreadable: None,
+        externals,
     }
 }

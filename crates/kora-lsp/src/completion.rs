@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use kora_check::facts::Binding;
-use kora_check::hir::{ModId, BUILTINS};
+use kora_check::hir::{ExtId, ModId, BUILTINS};
 use kora_check::types::Ty;
 use tower_lsp_server::ls_types::{CompletionItem, CompletionItemKind};
 
@@ -174,6 +174,9 @@ pub fn members(a: &Analysis, dot: usize) -> Vec<CompletionItem> {
     if let Some(m) = module {
         return module_members(a, m);
     }
+    if let Some((_, x)) = entry.externals.iter().find(|(s, _)| s.end == receiver_end) {
+        return external_members(a, *x);
+    }
     let Some(ty) = entry.receiver_type(dot) else {
         return Vec::new();
     };
@@ -202,6 +205,44 @@ pub fn members(a: &Analysis, dot: usize) -> Vec<CompletionItem> {
         Ty::Float => methods(&["is_integer"]),
         _ => Vec::new(),
     }
+}
+
+/// After `alias.` on an MCP server: `tools` and each tool of its cached listing, spelled as a
+/// call names it (`_` for `-` and `.`). Nothing is known of a Python module's members.
+fn external_members(a: &Analysis, x: ExtId) -> Vec<CompletionItem> {
+    let Some((e, tools)) = a.externals.get(x.0 as usize) else {
+        return Vec::new();
+    };
+    if e.kind != "mcp" {
+        return Vec::new();
+    }
+    let mut out = vec![item(
+        "tools",
+        CompletionItemKind::PROPERTY,
+        Some(format!(
+            "every tool of `{}`, for `analyze(..., tools=...)`",
+            e.name
+        )),
+    )];
+    for t in tools.iter().flatten() {
+        let params: Vec<String> = t
+            .params
+            .iter()
+            .map(|(n, ty, required)| {
+                if *required {
+                    format!("{n}: {ty}")
+                } else {
+                    format!("{n}: {ty} = ...")
+                }
+            })
+            .collect();
+        out.push(item(
+            &t.name.replace(['-', '.'], "_"),
+            CompletionItemKind::FUNCTION,
+            Some(format!("({})", params.join(", "))),
+        ));
+    }
+    out
 }
 
 fn module_members(a: &Analysis, m: ModId) -> Vec<CompletionItem> {

@@ -1,4 +1,4 @@
-//! Kora's language server (`kora lsp`): diagnostics as you type, hover, go to definition, the outline and completion, over stdio.
+//! Kora's language server (`kora lsp`): diagnostics as you type, hover, go to definition, the outline, completion and formatting, over stdio.
 //!
 //! It parses and checks; it never runs a program. The protocol side is
 //! async (tower-lsp-server on a single-threaded tokio runtime); checking runs
@@ -10,6 +10,7 @@ pub mod completion;
 pub mod definition;
 pub mod diagnostics;
 pub mod documents;
+pub mod formatting;
 pub mod hover;
 mod publish;
 mod server;

@@ -34,6 +34,19 @@ impl Backend {
         }
     }
 
+    /// Formatting edits for an open document (only lines `lines` when given).
+    fn format(&self, uri: &Uri, lines: Option<(u32, u32)>) -> Result<Option<Vec<TextEdit>>> {
+        let path = path_of(uri);
+        let Some(text) = self.docs.text(&path) else {
+            return Ok(None);
+        };
+        crate::formatting::format_edits(&path, &text, lines).map_err(|why| {
+            let mut e = tower_lsp_server::jsonrpc::Error::internal_error();
+            e.message = format!("kora fmt: {why}").into();
+            e
+        })
+    }
+
     fn located(&self, uri: &Uri, pos: Position) -> Option<(PathBuf, usize)> {
         let path = path_of(uri);
         let text = self.docs.text(&path)?;
@@ -64,6 +77,8 @@ impl LanguageServer for Backend {
                     trigger_characters: Some(vec![".".into()]),
                     ..CompletionOptions::default()
                 }),
+                document_formatting_provider: Some(OneOf::Left(true)),
+                document_range_formatting_provider: Some(OneOf::Left(true)),
                 ..ServerCapabilities::default()
             },
             ..InitializeResult::default()
@@ -157,6 +172,18 @@ impl LanguageServer for Backend {
         };
         Ok(a.entry()
             .map(|f| DocumentSymbolResponse::Nested(document_symbols(f))))
+    }
+
+    async fn formatting(&self, p: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        self.format(&p.text_document.uri, None)
+    }
+
+    async fn range_formatting(
+        &self,
+        p: DocumentRangeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let lines = (p.range.start.line, p.range.end.line);
+        self.format(&p.text_document.uri, Some(lines))
     }
 
     async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> {

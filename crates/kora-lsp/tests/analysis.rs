@@ -107,3 +107,56 @@ fn a_broken_file_still_has_an_outline_and_types() {
     assert_eq!(names, vec!["f", "y", "z"]);
     assert!(hover(&a, offset(src, "y * 3", 0)).is_some());
 }
+
+#[test]
+fn an_mcp_servers_cached_tools_are_completed_and_their_arguments_checked() {
+    let dir = PathBuf::from("/nonexistent/kora-lsp-test");
+    let path = dir.join("main.ko");
+    let cache = r#"{"tools": [
+        {"name": "read_text_file", "inputSchema": {"type": "object",
+            "properties": {"path": {"type": "string"}, "head": {"type": "integer"}}, "required": ["path"]}},
+        {"name": "list-directory", "inputSchema": {"type": "object", "properties": {}}}]}"#;
+    let src = "use mcp fs as fs\nuse python statistics as st\nr = fs.read_text_file(path=3)\nx = fs.\ny = st.\n";
+    let analysis = |text: &str| {
+        let open = HashMap::from([
+            (path.clone(), text.to_string()),
+            (dir.join(".kora/mcp/fs.json"), cache.to_string()),
+        ]);
+        analyze(&path, &open)
+    };
+    let complete = |nth: usize| -> Vec<(String, Option<String>)> {
+        let at = offset(src, ".\n", nth);
+        let (_, site) = completion::site(src, at + 1);
+        let Site::Member { dot } = site else {
+            panic!("not a member site")
+        };
+        let mut patched = src.to_string();
+        patched.insert_str(at + 1, "__kora_completion__");
+        completion::members(&analysis(&patched), dot)
+            .into_iter()
+            .map(|i| (i.label, i.detail))
+            .collect()
+    };
+    let fs = complete(0);
+    let labels: Vec<&str> = fs.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["tools", "read_text_file", "list_directory"],
+        "{fs:?}"
+    );
+    let detail = fs[1].1.as_deref().unwrap_or("");
+    assert!(
+        detail.contains("path: str") && detail.contains("head: int = ..."),
+        "{detail}"
+    );
+    // A Python module's members are not known before it runs.
+    assert!(complete(1).is_empty());
+    // The same listing checks arguments as the user types.
+    let a = analysis("use mcp fs as fs\nr = fs.read_text_file(path=3)\n");
+    let entry = a.entry().expect("entry");
+    assert!(
+        entry.diagnostics.iter().any(|d| d.code == "E0204"),
+        "{:?}",
+        entry.diagnostics
+    );
+}

@@ -197,12 +197,17 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// Transport knobs. `timeout_secs` and `max_retries` come from `[models]`; the rest are
-/// fixed in production and exist so tests can run the retry rules in milliseconds.
+/// Transport knobs. `timeout_secs`, `call_timeout_secs` and `max_retries` come from
+/// `[models]`; the rest are fixed in production and exist so tests can run the retry rules
+/// in milliseconds. `docs/models.md` ("Retries and timeouts") is the user's account of them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
-    /// Per-request timeout (fractional seconds allowed). Default 60.
+    /// The longest a request may stay silent: to connect, to be answered, between two reads
+    /// of a stream (fractional seconds allowed). Default 60.
     pub timeout_secs: f64,
+    /// The longest one call may take in all: every attempt, every wait between them and
+    /// every piece of a stream. Default 300.
+    pub call_timeout_secs: f64,
     /// Retries after the first attempt; 0 disables retrying. Default 3.
     pub max_retries: u32,
     /// The longest a provider's `Retry-After` may hold a thread. Default 30 s.
@@ -213,10 +218,18 @@ pub struct Settings {
     pub backoff_max: Duration,
 }
 
+/// What `[models] timeout_secs` may be: a tenth of a second to an hour.
+pub const TIMEOUT_RANGE: (f64, f64) = (0.1, 3600.0);
+/// What `[models] call_timeout_secs` may be: a tenth of a second to a day.
+pub const CALL_TIMEOUT_RANGE: (f64, f64) = (0.1, 86_400.0);
+/// What `[models] max_retries` may be.
+pub const MAX_RETRIES: u32 = 10;
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
             timeout_secs: 60.0,
+            call_timeout_secs: 300.0,
             max_retries: 3,
             retry_after_cap: Duration::from_secs(30),
             backoff_base: Duration::from_millis(500),
@@ -225,13 +238,25 @@ impl Default for Settings {
     }
 }
 
+/// `secs` as a duration when it lies in `range`, else `fallback`.
+fn within(secs: f64, range: (f64, f64), fallback: u64) -> Duration {
+    if secs >= range.0 && secs <= range.1 {
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::from_secs(fallback))
+    } else {
+        Duration::from_secs(fallback)
+    }
+}
+
 impl Settings {
-    /// The timeout as a `Duration`; a nonsensical value (negative, NaN) falls back to the default.
+    /// The silence timeout as a `Duration`; a value outside its range (which `kora.toml`
+    /// refuses) falls back to the default.
     pub fn timeout(&self) -> Duration {
-        Duration::try_from_secs_f64(self.timeout_secs)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .unwrap_or(Duration::from_secs(60))
+        within(self.timeout_secs, TIMEOUT_RANGE, 60)
+    }
+
+    /// The whole-call timeout as a `Duration`, with the same fallback rule.
+    pub fn call_timeout(&self) -> Duration {
+        within(self.call_timeout_secs, CALL_TIMEOUT_RANGE, 300)
     }
 }
 
@@ -396,5 +421,12 @@ mod tests {
             ..Settings::default()
         };
         assert_eq!(small.timeout(), Duration::from_millis(250));
+        let huge = Settings {
+            timeout_secs: 1e30,
+            call_timeout_secs: f64::INFINITY,
+            ..Settings::default()
+        };
+        assert_eq!(huge.timeout(), Duration::from_secs(60));
+        assert_eq!(huge.call_timeout(), Duration::from_secs(300));
     }
 }

@@ -49,8 +49,30 @@ pub struct Reply {
     pub usage_reported: bool,
     /// OpenAI's explicit refusal text, when the model refused instead of answering.
     pub refusal: Option<String>,
+    /// Why the model stopped, as the provider says it: `stop`, `length`, `tool_calls`, ...
+    /// (OpenAI's `finish_reason`, Ollama's `done_reason`).
+    pub finish_reason: Option<String>,
+    /// The provider's id for this reply (OpenAI's `id`).
+    pub response_id: Option<String>,
+    /// The model that answered, as the provider names it (may differ from the one asked for).
+    pub response_model: Option<String>,
     /// One record per HTTP attempt the transport made (empty for a reply parsed directly).
     pub attempts: Vec<Attempt>,
+}
+
+impl Reply {
+    /// Whether the answer was cut off at the output token limit.
+    pub fn truncated(&self) -> bool {
+        self.finish_reason.as_deref() == Some("length")
+    }
+}
+
+/// A string field of a reply, when present and not empty.
+pub(crate) fn text_at(v: &Value, key: &str) -> Option<String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 /// A body that is not a reply of the expected shape.
@@ -183,11 +205,10 @@ pub fn parse_openai(body: &[u8]) -> Result<Reply, MalformedReply> {
         tool_calls: tool_calls(message.get("tool_calls"))?,
         usage,
         usage_reported: reported.is_some(),
-        refusal: message
-            .get("refusal")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string),
+        refusal: text_at(message, "refusal"),
+        finish_reason: text_at(choice, "finish_reason"),
+        response_id: text_at(&v, "id"),
+        response_model: text_at(&v, "model"),
         attempts: Vec::new(),
     })
 }
@@ -211,6 +232,9 @@ pub fn parse_ollama(body: &[u8]) -> Result<Reply, MalformedReply> {
         },
         usage_reported: v.get("prompt_eval_count").is_some() || v.get("eval_count").is_some(),
         refusal: None,
+        finish_reason: text_at(&v, "done_reason"),
+        response_id: None,
+        response_model: text_at(&v, "model"),
         attempts: Vec::new(),
     })
 }
@@ -337,9 +361,13 @@ mod tests {
 
     #[test]
     fn openai_reply_with_usage() {
-        let body = br#"{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#;
+        let body = br#"{"id":"x","model":"m-2024","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#;
         let r = parse_openai(body).unwrap();
         assert_eq!(r.content, "hi");
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(r.response_id.as_deref(), Some("x"));
+        assert_eq!(r.response_model.as_deref(), Some("m-2024"));
+        assert!(!r.truncated());
         assert_eq!(
             r.usage,
             Usage {
@@ -380,8 +408,10 @@ mod tests {
 
     #[test]
     fn ollama_reply() {
-        let body = br#"{"model":"llama3","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"lookup","arguments":{"q":"x"}}}]},"done":true,"prompt_eval_count":7,"eval_count":2}"#;
+        let body = br#"{"model":"llama3","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"lookup","arguments":{"q":"x"}}}]},"done":true,"done_reason":"length","prompt_eval_count":7,"eval_count":2}"#;
         let r = parse_ollama(body).unwrap();
+        assert!(r.truncated());
+        assert_eq!(r.response_model.as_deref(), Some("llama3"));
         assert_eq!(r.tool_calls[0].name, "lookup");
         assert_eq!(r.tool_calls[0].id, "call_0");
         assert_eq!(r.tool_calls[0].arguments, json!({"q": "x"}));

@@ -24,6 +24,9 @@ pub enum Shape {
     Optional(Box<Shape>),
     Union(Vec<Shape>),
     Any,
+    /// A JSON Schema given as it is (an MCP tool's `inputSchema`): sent unchanged, and
+    /// validated by whoever owns it, not here.
+    Schema(Value),
 }
 
 /// One field of a record.
@@ -68,7 +71,7 @@ impl Shape {
     /// Whether `null` is one of this shape's values.
     pub fn accepts_null(&self) -> bool {
         match self {
-            Shape::Null | Shape::Optional(_) | Shape::Any => true,
+            Shape::Null | Shape::Optional(_) | Shape::Any | Shape::Schema(_) => true,
             Shape::Union(v) => v.iter().any(Shape::accepts_null),
             _ => false,
         }
@@ -83,7 +86,7 @@ impl Shape {
             Shape::List(s) | Shape::Optional(s) => s.strict_compatible(),
             Shape::Record { fields, .. } => fields.iter().all(|f| f.shape.strict_compatible()),
             Shape::Union(v) => !v.is_empty() && v.iter().all(Shape::strict_compatible),
-            Shape::Dict(_) | Shape::Tuple(_) | Shape::Any => false,
+            Shape::Dict(_) | Shape::Tuple(_) | Shape::Any | Shape::Schema(_) => false,
         }
     }
 
@@ -109,6 +112,7 @@ impl Shape {
                 names.join(" or ")
             }
             Shape::Any => "any value".into(),
+            Shape::Schema(_) => "a value its schema accepts".into(),
         }
     }
 }
@@ -160,6 +164,7 @@ pub fn json_schema(shape: &Shape) -> Value {
             json!({ "anyOf": v })
         }
         Shape::Any => json!({}),
+        Shape::Schema(s) => s.clone(),
     }
 }
 
@@ -220,7 +225,7 @@ pub fn conform(shape: &Shape, value: Value) -> Result<Value, String> {
 /// On error, `path` is left pointing at the mismatch.
 fn conform_at(shape: &Shape, value: Value, path: &mut String) -> Result<Value, String> {
     match (shape, value) {
-        (Shape::Any, v) => Ok(v),
+        (Shape::Any | Shape::Schema(_), v) => Ok(v),
         (Shape::Str, v @ Value::String(_)) => Ok(v),
         (Shape::Bool, v @ Value::Bool(_)) => Ok(v),
         (Shape::Null, Value::Null) => Ok(Value::Null),

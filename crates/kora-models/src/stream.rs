@@ -20,8 +20,30 @@ pub enum StreamEvent {
         arguments: String,
     },
     Usage(Usage),
+    /// Text of OpenAI's `refusal`: the model declining. Never shown as the answer.
+    Refusal(String),
+    /// Why the model stopped (`finish_reason` / `done_reason`).
+    Finish(String),
+    /// The provider's id for the reply and the model that answered, when first given.
+    Response {
+        id: Option<String>,
+        model: Option<String>,
+    },
     /// The provider said the answer is complete.
     Done,
+}
+
+/// A `Response` event for a frame naming an id or a model, once per stream.
+fn response_event(v: &Value, seen: &mut bool, out: &mut Vec<StreamEvent>) {
+    if *seen {
+        return;
+    }
+    let id = crate::response::text_at(v, "id");
+    let model = crate::response::text_at(v, "model");
+    if id.is_some() || model.is_some() {
+        *seen = true;
+        out.push(StreamEvent::Response { id, model });
+    }
 }
 
 /// A frame that cannot be read, or an error the provider sent inside the stream.
@@ -137,6 +159,7 @@ pub struct SseDecoder {
     data: Vec<String>,
     done: bool,
     saw_finish_reason: bool,
+    saw_response: bool,
 }
 
 impl SseDecoder {
@@ -198,6 +221,7 @@ impl SseDecoder {
     }
 
     fn chunk(&mut self, v: &Value, out: &mut Vec<StreamEvent>) {
+        response_event(v, &mut self.saw_response, out);
         if let Some(choice) = v
             .get("choices")
             .and_then(Value::as_array)
@@ -207,6 +231,11 @@ impl SseDecoder {
             if let Some(text) = delta.get("content").and_then(Value::as_str) {
                 if !text.is_empty() {
                     out.push(StreamEvent::Piece(text.to_string()));
+                }
+            }
+            if let Some(text) = delta.get("refusal").and_then(Value::as_str) {
+                if !text.is_empty() {
+                    out.push(StreamEvent::Refusal(text.to_string()));
                 }
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
@@ -232,6 +261,9 @@ impl SseDecoder {
             }
             if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
                 self.saw_finish_reason = true;
+                if let Some(r) = crate::response::text_at(choice, "finish_reason") {
+                    out.push(StreamEvent::Finish(r));
+                }
             }
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
@@ -290,6 +322,7 @@ pub struct NdjsonDecoder {
     lines: Lines,
     done: bool,
     next_call: u64,
+    saw_response: bool,
 }
 
 impl NdjsonDecoder {
@@ -309,6 +342,7 @@ impl NdjsonDecoder {
                 crate::schema::kind_of(&v)
             )));
         }
+        response_event(&v, &mut self.saw_response, out);
         let message = v.get("message").unwrap_or(&Value::Null);
         if let Some(text) = message.get("content").and_then(Value::as_str) {
             if !text.is_empty() {
@@ -343,6 +377,9 @@ impl NdjsonDecoder {
                     .unwrap_or(0),
                 output_tokens: v.get("eval_count").and_then(Value::as_u64).unwrap_or(0),
             }));
+            if let Some(r) = crate::response::text_at(&v, "done_reason") {
+                out.push(StreamEvent::Finish(r));
+            }
             out.push(StreamEvent::Done);
             self.done = true;
         }
@@ -393,8 +430,12 @@ struct PartialCall {
 #[derive(Default)]
 pub struct Assembler {
     content: String,
+    refusal: String,
     calls: BTreeMap<u64, PartialCall>,
     usage: Option<Usage>,
+    finish: Option<String>,
+    id: Option<String>,
+    model: Option<String>,
     done: bool,
 }
 
@@ -423,8 +464,24 @@ impl Assembler {
             }
             // Providers report cumulative totals; the last report stands.
             StreamEvent::Usage(u) => self.usage = Some(*u),
+            StreamEvent::Refusal(text) => self.refusal.push_str(text),
+            StreamEvent::Finish(r) => self.finish = Some(r.clone()),
+            StreamEvent::Response { id, model } => {
+                self.id.clone_from(id);
+                self.model.clone_from(model);
+            }
             StreamEvent::Done => self.done = true,
         }
+    }
+
+    /// Whether the provider reported usage.
+    pub fn usage_reported(&self) -> bool {
+        self.usage.is_some()
+    }
+
+    /// Whether any part of an answer (text, a refusal, a tool call) has arrived.
+    pub fn has_answer(&self) -> bool {
+        !self.content.is_empty() || !self.refusal.is_empty() || !self.calls.is_empty()
     }
 
     pub fn is_done(&self) -> bool {
@@ -435,25 +492,40 @@ impl Assembler {
         self.usage.unwrap_or_default()
     }
 
+    /// What has arrived so far, as a reply (for a stream cut short: what it cost).
+    pub fn partial(&self) -> Reply {
+        Reply {
+            content: self.content.clone(),
+            tool_calls: self.tool_calls(),
+            ..Reply::default()
+        }
+    }
+
+    fn tool_calls(&self) -> Vec<ToolCall> {
+        self.calls
+            .iter()
+            .enumerate()
+            .map(|(pos, (_, c))| ToolCall {
+                id: c.id.clone().unwrap_or_else(|| format!("call_{pos}")),
+                name: c.name.clone(),
+                arguments: parse_arguments(Some(&Value::String(c.arguments.clone()))),
+            })
+            .collect()
+    }
+
     pub fn finish(self) -> Reply {
         let usage = self.usage();
         let reported = self.usage.is_some();
-        let tool_calls = self
-            .calls
-            .into_iter()
-            .enumerate()
-            .map(|(pos, (_, c))| ToolCall {
-                id: c.id.unwrap_or_else(|| format!("call_{pos}")),
-                name: c.name,
-                arguments: parse_arguments(Some(&Value::String(c.arguments))),
-            })
-            .collect();
+        let tool_calls = self.tool_calls();
         Reply {
             content: self.content,
             tool_calls,
             usage,
             usage_reported: reported,
-            refusal: None,
+            refusal: Some(self.refusal).filter(|r| !r.is_empty()),
+            finish_reason: self.finish,
+            response_id: self.id,
+            response_model: self.model,
             attempts: Vec::new(),
         }
     }
@@ -505,7 +577,8 @@ data: [DONE]\n\n";
         })));
         assert_eq!(ev.last(), Some(&StreamEvent::Done));
         // Role-only deltas and keep-alives produce nothing.
-        assert_eq!(ev.len(), 4);
+        assert_eq!(ev.len(), 5);
+        assert!(ev.contains(&StreamEvent::Finish("stop".into())));
     }
 
     #[test]
@@ -527,7 +600,14 @@ data: [DONE]\n\n";
         let no_done =
             "data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}";
         let ev = feed_all(&mut SseDecoder::new(), &[no_done.as_bytes()]).unwrap();
-        assert_eq!(ev, vec![StreamEvent::Piece("a".into()), StreamEvent::Done]);
+        assert_eq!(
+            ev,
+            vec![
+                StreamEvent::Piece("a".into()),
+                StreamEvent::Finish("stop".into()),
+                StreamEvent::Done
+            ]
+        );
 
         let cut = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
         let ev = feed_all(&mut SseDecoder::new(), &[cut.as_bytes()]).unwrap();
@@ -592,6 +672,33 @@ data: [DONE]\n\n";
         assert_eq!(r.tool_calls[0].arguments, json!({"a": 1}));
         assert_eq!(r.usage.input_tokens, 5);
         assert_eq!(r.content, "Hi thére");
+    }
+
+    #[test]
+    fn refusals_finish_reasons_and_ids_assemble() {
+        let s = concat!(
+            "data: {\"id\":\"c-1\",\"model\":\"m-9\",\"choices\":[{\"delta\":{\"refusal\":\"I can't \"}}]}\n\n",
+            "data: {\"id\":\"c-1\",\"model\":\"m-9\",\"choices\":[{\"delta\":{\"refusal\":\"help.\"},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: [DONE]\n\n"
+        );
+        let ev = feed_all(&mut SseDecoder::new(), &[s.as_bytes()]).unwrap();
+        assert_eq!(pieces(&ev), "", "a refusal is not the answer");
+        let mut a = Assembler::new();
+        ev.iter().for_each(|e| a.push(e));
+        assert!(a.has_answer());
+        let r = a.finish();
+        assert_eq!(r.refusal.as_deref(), Some("I can't help."));
+        assert_eq!(r.response_id.as_deref(), Some("c-1"));
+        assert_eq!(r.response_model.as_deref(), Some("m-9"));
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+
+        let cut = "{\"model\":\"llama\",\"message\":{\"content\":\"a\"},\"done\":false}\n{\"model\":\"llama\",\"message\":{\"content\":\"\"},\"done\":true,\"done_reason\":\"length\"}\n";
+        let ev = feed_all(&mut NdjsonDecoder::new(), &[cut.as_bytes()]).unwrap();
+        let mut a = Assembler::new();
+        ev.iter().for_each(|e| a.push(e));
+        let r = a.finish();
+        assert!(r.truncated());
+        assert_eq!(r.response_model.as_deref(), Some("llama"));
     }
 
     #[test]

@@ -1,15 +1,21 @@
 //! The HTTP exchange: one model request sent with ureq, retried per `retry`, streamed through the decoders, bounded by a deadline.
 
-use std::fmt;
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime};
 
 use ureq::Agent;
 
+use crate::cancel::Cancel;
 use crate::config::{Api, ApiKey, ModelEntry, Settings};
+use crate::failure::{
+    at_limit, cancelled, classify, classify_read, failure, over_time, provider_detail, with_status,
+    Cause, Limit, Wording,
+};
+pub use crate::failure::{human_duration, CallFailure};
+use crate::redact::{display_url, Redactor};
 use crate::request::{build_body, Request};
-use crate::response::{error_message, parse_reply, Reply, Usage};
+use crate::response::{parse_reply, Reply, Usage};
 use crate::retry::{self, Jitter, Next, Stop};
 use crate::stream::{Assembler, NdjsonDecoder, SseDecoder, StreamDecoder, StreamEvent};
 
@@ -32,112 +38,57 @@ pub struct Attempt {
     pub error: Option<String>,
 }
 
-/// A model call that produced no reply. `cause` is fit for `Failed(reason)`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CallFailure {
-    /// e.g. `HTTP 503 from http://127.0.0.1:PORT/v1/chat/completions after 4 attempts: overloaded`.
-    pub cause: String,
-    /// Whether the last failure was of a retryable kind (as observed, before the shown-output
-    /// and deadline rules were applied).
-    pub retryable: bool,
-    /// HTTP attempts made (0 when nothing was sent).
-    pub attempts: u32,
-    /// Whether any answer text reached the `on_piece` handler.
-    pub shown_output: bool,
-    /// Tokens reported across all attempts: spent tokens stay spent.
-    pub usage: Usage,
-    /// Whether the deadline ended the call (cut a request short or left no time to retry).
-    pub deadline_reached: bool,
-    /// The last HTTP status seen, if any.
-    pub status: Option<u16>,
-    /// One record per attempt.
-    pub attempt_log: Vec<Attempt>,
-}
-
-impl fmt::Display for CallFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.cause)
+fn builder(loopback: bool) -> ureq::config::ConfigBuilder<ureq::typestate::AgentScope> {
+    let mut b = Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .user_agent(concat!("kora/", env!("CARGO_PKG_VERSION")));
+    if loopback {
+        b = b.proxy(None);
     }
+    b
 }
 
-impl std::error::Error for CallFailure {}
-
-/// Why one attempt failed, as observed.
-struct Cause {
-    /// `HTTP 503 from URL`, `timed out after 2s waiting for URL`, ...
-    head: String,
-    /// The provider's own words, when it gave any.
-    detail: Option<String>,
-    retryable: bool,
-    status: Option<u16>,
-    retry_after: Option<Duration>,
-    usage: Usage,
-    shown: bool,
-    cut_by_deadline: bool,
-}
-
-impl Cause {
-    fn new(head: String, retryable: bool) -> Cause {
-        Cause {
-            head,
-            detail: None,
-            retryable,
-            status: None,
-            retry_after: None,
-            usage: Usage::default(),
-            shown: false,
-            cut_by_deadline: false,
-        }
-    }
-
-    fn line(&self) -> String {
-        match &self.detail {
-            Some(d) => format!("{}: {d}", self.head),
-            None => self.head.clone(),
-        }
-    }
-}
-
-/// Renders a duration the way a person writes it: `2s`, `1.5s`, `300ms`.
-pub fn human_duration(d: Duration) -> String {
-    if d >= Duration::from_secs(1) {
-        if d.subsec_millis() == 0 {
-            format!("{}s", d.as_secs())
-        } else {
-            let s = format!("{:.2}", d.as_secs_f64());
-            format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
-        }
-    } else {
-        format!("{}ms", d.as_millis())
-    }
-}
-
+/// The agents calls share, one for loopback endpoints (no proxy) and one for the rest.
 fn agent(loopback: bool) -> &'static Agent {
     static DIRECT: OnceLock<Agent> = OnceLock::new();
     static PROXIED: OnceLock<Agent> = OnceLock::new();
-    let make = |proxy: bool| {
-        let mut b = Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .max_redirects_will_error(false)
-            .user_agent(concat!("kora/", env!("CARGO_PKG_VERSION")));
-        if !proxy {
-            b = b.proxy(None);
-        }
-        Agent::new_with_config(b.build())
-    };
+    let make = |loopback: bool| Agent::new_with_config(builder(loopback).build());
     if loopback {
-        DIRECT.get_or_init(|| make(false))
+        DIRECT.get_or_init(|| make(true))
     } else {
-        PROXIED.get_or_init(|| make(true))
+        PROXIED.get_or_init(|| make(false))
     }
+}
+
+impl Exchange<'_> {
+    fn wording(&self) -> Wording<'_> {
+        Wording {
+            shown: &self.shown,
+            redact: &self.redact,
+        }
+    }
+}
+
+/// What every attempt of one call shares.
+struct Exchange<'a> {
+    url: String,
+    /// `url` without userinfo: what messages say.
+    shown: String,
+    entry: &'a ModelEntry,
+    req: &'a Request,
+    key: Option<ApiKey>,
+    body: String,
+    redact: Redactor,
 }
 
 /// Sends one model request, retrying per [`crate::retry`], and returns the reply.
 ///
 /// - Retries wrap this one HTTP request; `settings.max_retries = 0` disables them.
-/// - `deadline` bounds everything: each request gets `min(timeout, time left)`, and no backoff
-///   sleeps past it.
+/// - `deadline` (a budget's time) and `call_timeout_secs` bound everything: each request
+///   gets `min(timeout, time left)`, no backoff sleeps past either, and a stream is cut
+///   when either comes, however steadily it sends.
 /// - With `req.stream`, answer text is handed to `on_piece` as it arrives; once any has been,
 ///   the call is never retried. A stream that showed nothing (keep-alives, role deltas, usage) is.
 /// - `Reply::usage` and `CallFailure::usage` sum every attempt's reported usage.
@@ -146,56 +97,99 @@ pub fn call(
     settings: &Settings,
     req: &Request,
     deadline: Option<Instant>,
+    on_piece: Option<&mut dyn FnMut(&str)>,
+) -> Result<Reply, CallFailure> {
+    call_cancellable(entry, settings, req, deadline, None, on_piece)
+}
+
+/// [`call`], which `cancel` can end from another thread: no attempt starts once it is
+/// cancelled, a wait between attempts ends at once, and an attempt in flight loses its
+/// connection. The failure then says `cancelled`.
+pub fn call_cancellable(
+    entry: &ModelEntry,
+    settings: &Settings,
+    req: &Request,
+    deadline: Option<Instant>,
+    cancel: Option<&Cancel>,
     mut on_piece: Option<&mut dyn FnMut(&str)>,
 ) -> Result<Reply, CallFailure> {
+    let key = entry
+        .api_key()
+        .map_err(|e| CallFailure::before_sending(e.to_string()))?;
     let url = entry.url();
-    let key = entry.api_key().map_err(|e| CallFailure {
-        cause: e.to_string(),
-        retryable: false,
-        attempts: 0,
-        shown_output: false,
-        usage: Usage::default(),
-        deadline_reached: false,
-        status: None,
-        attempt_log: Vec::new(),
-    })?;
-    let body = build_body(entry, req).to_string();
-    let agent = agent(entry.is_loopback());
+    let ex = Exchange {
+        shown: display_url(&url).into_owned(),
+        url,
+        entry,
+        req,
+        redact: Redactor::with_key(entry, key.as_ref()),
+        key,
+        body: build_body(entry, req).to_string(),
+    };
+    let shared = agent(entry.is_loopback());
     let mut rng = Jitter::from_entropy();
     let mut log: Vec<Attempt> = Vec::new();
     let mut total = Usage::default();
+    let began = Instant::now();
+    let call_limit = began.checked_add(settings.call_timeout());
+    // Whichever comes first bounds the call; the other is never reached.
+    let (limit, binding) = match (deadline, call_limit) {
+        (Some(d), Some(c)) if c < d => (Some(c), Limit::CallTimeout),
+        (Some(d), _) => (Some(d), Limit::Deadline),
+        (None, c) => (c, Limit::CallTimeout),
+    };
+    let ended = |cause: String, log: Vec<Attempt>, total: Usage| CallFailure {
+        cause: ex.redact.cleaned(&cause),
+        retryable: false,
+        attempts: log.len() as u32,
+        shown_output: false,
+        usage: total,
+        deadline_reached: binding == Limit::Deadline,
+        call_timed_out: binding == Limit::CallTimeout,
+        cancelled: false,
+        status: log.last().and_then(|a| a.status),
+        attempt_log: log,
+    };
 
     loop {
+        if cancel.is_some_and(Cancel::is_cancelled) {
+            return Err(cancelled(&ex.wording(), log, total));
+        }
         let now = Instant::now();
         let started = std::time::SystemTime::now();
-        let Some(timeout) = retry::request_timeout(settings.timeout(), deadline, now) else {
-            return Err(CallFailure {
-                cause: if log.is_empty() {
-                    format!("the deadline passed before the request to {url} was sent")
-                } else {
-                    format!("the deadline passed after {} attempts to {url}", log.len())
-                },
-                retryable: false,
-                attempts: log.len() as u32,
-                shown_output: false,
-                usage: total,
-                deadline_reached: true,
-                status: log.last().and_then(|a| a.status),
-                attempt_log: log,
-            });
+        let Some(timeout) = retry::request_timeout(settings.timeout(), limit, now) else {
+            let cause = match (binding, log.len()) {
+                (Limit::Deadline, 0) => {
+                    format!(
+                        "the deadline passed before the request to {} was sent",
+                        ex.shown
+                    )
+                }
+                (Limit::Deadline, n) => {
+                    format!("the deadline passed after {n} attempts to {}", ex.shown)
+                }
+                (Limit::CallTimeout, n) => over_time(&ex.wording(), settings, n as u32),
+            };
+            return Err(ended(cause, log, total));
         };
-        let cut_by_deadline = timeout < settings.timeout();
+        // A call that can be cancelled gets an agent of its own, so shutting it down
+        // closes this call's connection and no other's.
+        let own = cancel.map(|_| Agent::new_with_config(builder(entry.is_loopback()).build()));
+        let registered = match (cancel, &own) {
+            (Some(c), Some(a)) => match c.register(a) {
+                Some(r) => Some(r),
+                None => return Err(cancelled(&ex.wording(), log, total)),
+            },
+            _ => None,
+        };
         let outcome = attempt(
-            agent,
-            &url,
-            entry.api,
-            key.as_ref(),
-            &body,
-            req.stream,
+            own.as_ref().unwrap_or(shared),
+            &ex,
             timeout,
-            deadline,
+            limit,
             &mut on_piece,
         );
+        drop(registered);
         let duration = now.elapsed();
         match outcome {
             Ok((status, mut reply)) => {
@@ -210,19 +204,68 @@ pub fn call(
                 });
                 reply.usage = total;
                 reply.attempts = log;
+                if ex.redact.has_secrets() {
+                    // A provider that echoes the key into an answer does not get it to the program.
+                    if let std::borrow::Cow::Owned(c) = ex.redact.clean_secrets(&reply.content) {
+                        reply.content = c;
+                    }
+                    for tc in &mut reply.tool_calls {
+                        scrub_json(&ex.redact, &mut tc.arguments);
+                    }
+                }
+                for said in [
+                    &mut reply.refusal,
+                    &mut reply.response_id,
+                    &mut reply.response_model,
+                    &mut reply.finish_reason,
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    ex.redact.clean_in_place(said);
+                }
                 return Ok(reply);
             }
             Err(mut cause) => {
-                cause.cut_by_deadline |= cut_by_deadline && cause.head.starts_with("timed out");
+                if cancel.is_some_and(Cancel::is_cancelled) {
+                    // The request was sent and abandoned: the provider may have read the
+                    // prompt, so it is charged what reading it costs.
+                    if cause.usage.is_zero() {
+                        cause.usage.input_tokens =
+                            crate::token_estimate::request_tokens(entry, req);
+                    }
+                    total.add(cause.usage);
+                    log.push(Attempt {
+                        status: cause.status,
+                        started,
+                        usage: cause.usage,
+                        duration,
+                        error: Some("cancelled".into()),
+                    });
+                    let mut f = cancelled(&ex.wording(), log, total);
+                    f.shown_output = cause.shown;
+                    return Err(f);
+                }
+                cause.at_limit &= limit.is_some();
                 total.add(cause.usage);
                 log.push(Attempt {
                     status: cause.status,
                     started,
                     usage: cause.usage,
                     duration,
-                    error: Some(cause.line()),
+                    error: Some(ex.redact.cleaned(&cause.line())),
                 });
                 let attempts = log.len() as u32;
+                if cause.at_limit {
+                    return Err(at_limit(
+                        &ex.wording(),
+                        cause,
+                        binding,
+                        settings,
+                        total,
+                        log,
+                    ));
+                }
                 let next = if cause.shown {
                     Next::Stop(Stop::NotRetryable)
                 } else {
@@ -231,121 +274,40 @@ pub fn call(
                         cause.retryable,
                         cause.retry_after,
                         settings,
-                        deadline,
+                        limit,
                         &mut rng,
                     )
                 };
                 match next {
                     Next::RetryAfter(delay) => {
-                        if !delay.is_zero() {
-                            std::thread::sleep(delay);
+                        let woke = match cancel {
+                            Some(c) => c.sleep(delay),
+                            None => {
+                                if !delay.is_zero() {
+                                    std::thread::sleep(delay);
+                                }
+                                true
+                            }
+                        };
+                        if !woke {
+                            return Err(cancelled(&ex.wording(), log, total));
                         }
                     }
                     Next::Stop(stop) => {
-                        return Err(failure(cause, stop, attempts, total, log));
+                        return Err(failure(
+                            &ex.wording(),
+                            cause,
+                            stop,
+                            binding,
+                            settings,
+                            total,
+                            log,
+                        ));
                     }
                 }
             }
         }
     }
-}
-
-fn failure(
-    cause: Cause,
-    stop: Stop,
-    attempts: u32,
-    usage: Usage,
-    log: Vec<Attempt>,
-) -> CallFailure {
-    let mut text = cause.head.clone();
-    if attempts > 1 {
-        text.push_str(&format!(" after {attempts} attempts"));
-    }
-    if let Some(d) = &cause.detail {
-        text.push_str(": ");
-        text.push_str(d);
-    }
-    let deadline_reached = stop == Stop::Deadline || cause.cut_by_deadline;
-    if stop == Stop::Deadline {
-        text.push_str(" (the deadline left no time to retry)");
-    } else if cause.shown {
-        text.push_str(" (output was already shown, so it was not retried)");
-    }
-    CallFailure {
-        cause: text,
-        retryable: cause.retryable,
-        attempts,
-        shown_output: cause.shown,
-        usage,
-        deadline_reached,
-        status: cause.status,
-        attempt_log: log,
-    }
-}
-
-/// Maps a transport error to a cause, classified where it was observed.
-fn classify(err: ureq::Error, url: &str, timeout: Duration) -> Cause {
-    let timed_out = || {
-        Cause::new(
-            format!(
-                "timed out after {} waiting for {url}",
-                human_duration(timeout)
-            ),
-            true,
-        )
-    };
-    match err {
-        ureq::Error::Timeout(_) => timed_out(),
-        ureq::Error::Io(e) => classify_io(&e, url, timeout),
-        ureq::Error::ConnectionFailed => Cause::new(format!("could not connect to {url}"), true),
-        ureq::Error::HostNotFound => Cause::new(format!("host not found for {url}"), false),
-        ureq::Error::Protocol(e) => {
-            let mut c = Cause::new(format!("malformed HTTP from {url}"), true);
-            c.detail = Some(e.to_string());
-            c
-        }
-        ureq::Error::BodyExceedsLimit(n) => {
-            Cause::new(format!("reply from {url} is larger than {n} bytes"), false)
-        }
-        ureq::Error::BadUri(u) => Cause::new(format!("bad endpoint URL {u:?}"), false),
-        other => {
-            let mut c = Cause::new(format!("request to {url} failed"), false);
-            c.detail = Some(other.to_string());
-            c
-        }
-    }
-}
-
-fn classify_io(e: &std::io::Error, url: &str, timeout: Duration) -> Cause {
-    match e.kind() {
-        ErrorKind::ConnectionRefused => Cause::new(format!("connection refused by {url}"), true),
-        ErrorKind::TimedOut | ErrorKind::WouldBlock => Cause::new(
-            format!(
-                "timed out after {} waiting for {url}",
-                human_duration(timeout)
-            ),
-            true,
-        ),
-        ErrorKind::ConnectionReset
-        | ErrorKind::ConnectionAborted
-        | ErrorKind::BrokenPipe
-        | ErrorKind::UnexpectedEof
-        | ErrorKind::NotConnected => {
-            let mut c = Cause::new(format!("connection to {url} dropped"), true);
-            c.detail = Some(e.to_string());
-            c
-        }
-        _ => {
-            let mut c = Cause::new(format!("I/O error talking to {url}"), true);
-            c.detail = Some(e.to_string());
-            c
-        }
-    }
-}
-
-/// An I/O error from a body reader, which may wrap a ureq error (timeouts do).
-fn classify_read(e: std::io::Error, url: &str, timeout: Duration) -> Cause {
-    classify(ureq::Error::from(e), url, timeout)
 }
 
 fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
@@ -355,27 +317,23 @@ fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String>
         .map(str::to_string)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn attempt(
     agent: &Agent,
-    url: &str,
-    api: Api,
-    key: Option<&ApiKey>,
-    body: &str,
-    stream: bool,
+    ex: &Exchange,
     timeout: Duration,
-    deadline: Option<Instant>,
+    limit: Option<Instant>,
     on_piece: &mut Option<&mut dyn FnMut(&str)>,
 ) -> Result<(u16, Reply), Cause> {
+    let (url, api, stream) = (ex.shown.as_str(), ex.entry.api, ex.req.stream);
     let mut cfg = agent
-        .post(url)
+        .post(&ex.url)
         .config()
         .timeout_connect(Some(timeout))
         .timeout_send_request(Some(timeout))
         .timeout_send_body(Some(timeout));
     cfg = if stream {
-        // A stream may run longer than one timeout; it is bounded by silence and the deadline.
-        let left = deadline.and_then(|d| d.checked_duration_since(Instant::now()));
+        // A stream may run longer than one timeout; it is bounded by silence and the limit.
+        let left = limit.and_then(|d| d.checked_duration_since(Instant::now()));
         cfg.timeout_global(left)
             .timeout_recv_response(Some(timeout))
             .timeout_per_read(Some(timeout))
@@ -383,15 +341,15 @@ fn attempt(
         cfg.timeout_global(Some(timeout))
     };
     let mut rb = cfg.build().header("content-type", "application/json");
-    if let Some(key) = key {
+    if let Some(key) = &ex.key {
         rb = rb.header("authorization", format!("Bearer {}", key.expose()));
     }
     if stream && api == Api::OpenAi {
         rb = rb.header("accept", "text/event-stream");
     }
     let mut resp = rb
-        .send(body.as_bytes())
-        .map_err(|e| classify(e, url, timeout))?;
+        .send(ex.body.as_bytes())
+        .map_err(|e| classify(e, url, timeout, limit))?;
     let status = resp.status().as_u16();
 
     if !(200..300).contains(&status) {
@@ -415,7 +373,7 @@ fn attempt(
         );
         c.status = Some(status);
         c.retry_after = retry_after;
-        c.detail = provider_detail(&text);
+        c.detail = provider_detail(&ex.redact.clean(&text));
         return Err(c);
     }
 
@@ -427,7 +385,7 @@ fn attempt(
             .with_config()
             .limit(MAX_BODY)
             .read_to_vec()
-            .map_err(|e| with_status(classify(e, url, timeout), status))?;
+            .map_err(|e| with_status(classify(e, url, timeout, limit), status))?;
         let reply = parse_reply(api, &bytes).map_err(|e| {
             let mut c = Cause::new(format!("malformed reply from {url}"), false);
             c.detail = Some(e.0);
@@ -437,7 +395,7 @@ fn attempt(
         // A server that ignored `stream: true` still hands its answer over, in one piece.
         if stream && !reply.content.is_empty() {
             if let Some(f) = on_piece.as_mut() {
-                f(&reply.content);
+                f(&ex.redact.clean_secrets(&reply.content));
             }
         }
         return Ok((status, reply));
@@ -454,14 +412,26 @@ fn attempt(
     let fail = |mut c: Cause, shown: bool, assembler: &Assembler| {
         c.status = Some(status);
         c.shown = shown;
-        c.usage = assembler.usage();
+        // A stream cut short after part of an answer arrived spent tokens on it: what it
+        // reported, or the estimate a reply reporting nothing is charged.
+        c.usage = if assembler.usage_reported() || !assembler.has_answer() {
+            assembler.usage()
+        } else {
+            crate::usage_estimate::usage_or_estimate(&assembler.partial(), ex.entry, ex.req)
+        };
         c
     };
     loop {
         let (events, eof) = match reader.read(&mut buf) {
             Ok(0) => (decoder.finish(), true),
             Ok(n) => (decoder.feed(&buf[..n]), false),
-            Err(e) => return Err(fail(classify_read(e, url, timeout), shown, &assembler)),
+            Err(e) => {
+                return Err(fail(
+                    classify_read(e, url, timeout, limit),
+                    shown,
+                    &assembler,
+                ))
+            }
         };
         let events = events.map_err(|e| {
             let mut c = Cause::new(format!("stream from {url} broke"), true);
@@ -471,7 +441,7 @@ fn attempt(
         for ev in &events {
             if let StreamEvent::Piece(text) = ev {
                 if let Some(f) = on_piece.as_mut() {
-                    f(text);
+                    f(&ex.redact.clean_secrets(text));
                     shown = true;
                 }
             }
@@ -490,52 +460,16 @@ fn attempt(
     }
 }
 
-fn with_status(mut c: Cause, status: u16) -> Cause {
-    c.status = Some(status);
-    c
-}
-
-/// The provider's own explanation from an error body, shortened for a one-line reason.
-fn provider_detail(text: &str) -> Option<String> {
-    let t = text.trim();
-    if t.is_empty() {
-        return None;
-    }
-    let msg = serde_json::from_str::<serde_json::Value>(t)
-        .ok()
-        .and_then(|v| error_message(&v))
-        .unwrap_or_else(|| t.to_string());
-    let one_line: String = msg.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut short: String = one_line.chars().take(200).collect();
-    if short.len() < one_line.len() {
-        short.push_str("...");
-    }
-    Some(short)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_like_a_person_wrote_them() {
-        assert_eq!(human_duration(Duration::from_secs(2)), "2s");
-        assert_eq!(human_duration(Duration::from_millis(1500)), "1.5s");
-        assert_eq!(human_duration(Duration::from_millis(300)), "300ms");
-        assert_eq!(human_duration(Duration::from_millis(60_250)), "60.25s");
-    }
-
-    #[test]
-    fn provider_detail_prefers_the_message() {
-        assert_eq!(
-            provider_detail(r#"{"error":{"message":"Rate limit\nreached","type":"x"}}"#).as_deref(),
-            Some("Rate limit reached")
-        );
-        assert_eq!(provider_detail("  ").as_deref(), None);
-        assert_eq!(
-            provider_detail("<html>bad gateway</html>").as_deref(),
-            Some("<html>bad gateway</html>")
-        );
-        assert!(provider_detail(&"x".repeat(500)).unwrap().ends_with("..."));
+/// Every string inside a JSON value with the configured secrets replaced.
+fn scrub_json(redact: &Redactor, v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => {
+            if let std::borrow::Cow::Owned(c) = redact.clean_secrets(s) {
+                *s = c;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| scrub_json(redact, i)),
+        serde_json::Value::Object(m) => m.values_mut().for_each(|i| scrub_json(redact, i)),
+        _ => {}
     }
 }

@@ -13,6 +13,7 @@ use serde_json::json;
 fn fast(max_retries: u32) -> Settings {
     Settings {
         timeout_secs: 5.0,
+        call_timeout_secs: 60.0,
         max_retries,
         retry_after_cap: Duration::from_millis(50),
         backoff_base: Duration::from_millis(1),

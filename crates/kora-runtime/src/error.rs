@@ -22,6 +22,12 @@ pub mod codes {
     pub const CONFIG: &str = "E1016";
     pub const REPLAY_MISS: &str = "E1017";
     pub const MODEL_IN_GUARD: &str = "E1018";
+    /// A value would outgrow what can be allocated: refused before the allocation aborts.
+    pub const MEMORY: &str = "E1019";
+    /// Not an error: the program called `exit(...)` (the CLI exits with its code).
+    pub const EXIT: &str = "E1020";
+    /// Ctrl-C stopped the entry `kora repl` was running.
+    pub const INTERRUPTED: &str = "E1021";
     pub const EFFECT_REFUSED: &str = "E1101";
     pub const BAD_PATTERN: &str = "E1102";
     pub const NOT_ENCODABLE: &str = "E1103";
@@ -65,6 +71,8 @@ pub struct RtError {
     pub trace: Vec<TraceEntry>,
     /// Where in the current frame the error arose, until the frame records it.
     pub pending: Option<Span>,
+    /// Set when this is not an error but `exit(...)`: the process status to end with.
+    pub exit_status: Option<i32>,
 }
 
 pub type RtResult<T> = Result<T, Box<RtError>>;
@@ -76,7 +84,15 @@ impl RtError {
             message: message.into(),
             trace: Vec::new(),
             pending: None,
+            exit_status: None,
         })
+    }
+
+    /// `exit(...)`: ends the run with `status`, printing `message` (if any) on stderr.
+    pub fn exit(status: i32, message: String) -> Box<RtError> {
+        let mut e = RtError::new(codes::EXIT, message);
+        e.exit_status = Some(status);
+        e
     }
 }
 

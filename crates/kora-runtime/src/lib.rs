@@ -8,6 +8,7 @@ pub mod config;
 pub mod durable;
 pub mod error;
 pub mod eval;
+pub mod external;
 pub mod labels;
 pub mod observe;
 pub mod parallel;
@@ -16,7 +17,7 @@ pub mod value;
 
 pub use error::{RtError, RtResult};
 pub use eval::Interp;
-pub use parallel::pool::check_width_setting;
+pub use parallel::pool::{branch_width, check_width_setting};
 pub use value::Value;
 
 use kora_check::hir::Program;

@@ -130,9 +130,12 @@ pub enum StmtKind {
         name: String,
         body: Block,
     },
-    /// `import x` / `from x import y`: parsed only so the checker can name the Kora form.
+    /// `import x` / `from x import y, z`: parsed so the checker can accept `from typing import`
+    /// and `from __future__ import annotations` and name the Kora form of the rest.
     PythonImport {
         module: String,
+        /// The names after `from x import` (`*` for a star import); empty for `import x`.
+        names: Vec<Ident>,
     },
     /// Where the parser recovered from a syntax error.
     Error,
@@ -279,6 +282,8 @@ pub struct Expr {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     Int(i64),
+    /// An int literal past 64 bits: its digits without `_`, with any `0x`/`0o`/`0b` prefix.
+    BigInt(String),
     Float(f64),
     Str(String),
     FString(Vec<FStringPart>),
@@ -487,6 +492,8 @@ pub enum PatternKind {
     },
     /// `(a, b)` or `[a, b]`
     Sequence(Vec<Pattern>),
+    /// `*rest` (or `*_`) inside a sequence pattern: the items the others leave, as a list.
+    Star(Ident),
     /// `p1 | p2`
     Or(Vec<Pattern>),
     /// `p as name`

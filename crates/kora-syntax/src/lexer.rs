@@ -216,6 +216,11 @@ pub fn lex(src: &str, base: u32) -> (Vec<(Tok<'_>, Span)>, Vec<Diagnostic>) {
                 if let Tok::Str(raw) = tok {
                     check_string(raw, span.start, &mut lexer.extras.diags);
                 }
+                // Ints have no size limit: a literal past 64 bits keeps its text for the parser.
+                let tok = match tok {
+                    Tok::Int(None) => Tok::BigInt(lexer.slice()),
+                    other => other,
+                };
                 toks.push((tok, span));
             }
             Err(LexError::Reported) => toks.push((Tok::Error, span)),
@@ -282,7 +287,10 @@ mod tests {
                 Tok::Float(10.5),
             ]
         );
-        assert_eq!(kinds("99999999999999999999"), vec![Tok::Int(None)]);
+        assert_eq!(
+            kinds("99999999999999999999"),
+            vec![Tok::BigInt("99999999999999999999")]
+        );
         let (toks, diags) = lex("0x 1__0", 0);
         assert_eq!(toks.len(), 2);
         assert_eq!(diags.len(), 2);

@@ -6,6 +6,7 @@
 //! effect can be identified structurally rather than by line.
 
 pub mod ast;
+pub mod comments;
 pub mod diagnostic;
 pub mod layout;
 pub mod lexer;

@@ -30,6 +30,8 @@ pub enum Tok<'a> {
     #[regex(r"0[oO](_?[0-7])+", lex_radix)]
     #[regex(r"0[bB](_?[01])+", lex_radix)]
     Int(Option<u64>),
+    /// An int literal too large for 64 bits, as written (the lexer turns `Int(None)` into this).
+    BigInt(&'a str),
     #[regex(
         r"[0-9](_?[0-9])*\.([0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?",
         lex_float
@@ -129,6 +131,9 @@ pub enum Tok<'a> {
     Comma,
     #[token(":")]
     Colon,
+    /// Python's assignment expression; recognised only to explain that Kora has none.
+    #[token(":=")]
+    Walrus,
     #[token(";")]
     Semi,
     #[token(".")]
@@ -219,7 +224,7 @@ impl Tok<'_> {
         match self {
             Tok::Name(n) => format!("name `{n}`"),
             Tok::Int(Some(v)) => format!("number `{v}`"),
-            Tok::Int(None) => "number".to_string(),
+            Tok::Int(None) | Tok::BigInt(_) => "number".to_string(),
             Tok::Float(_) => "number".to_string(),
             Tok::Str(_) => "string".to_string(),
             Tok::FStr(_) => "f-string".to_string(),
@@ -264,6 +269,7 @@ impl fmt::Display for Tok<'_> {
             Tok::Name(n) => n,
             Tok::Int(Some(v)) => return write!(f, "{v}"),
             Tok::Int(None) => "<int>",
+            Tok::BigInt(s) => s,
             Tok::Float(v) => return write!(f, "{v}"),
             Tok::Str(s) | Tok::FStr(s) => s,
             Tok::Def => "def",
@@ -308,6 +314,7 @@ impl fmt::Display for Tok<'_> {
             Tok::RBrace => "}",
             Tok::Comma => ",",
             Tok::Colon => ":",
+            Tok::Walrus => ":=",
             Tok::Semi => ";",
             Tok::Dot => ".",
             Tok::Arrow => "->",

@@ -230,8 +230,46 @@ fn python_imports_are_kept_for_the_checker() {
         sexp("import os.path as p, sys"),
         "(import os.path)\n(import sys)"
     );
-    assert_eq!(sexp("from a.b import c, d"), "(import a.b)");
-    assert_eq!(sexp("from . import x"), "(import .)");
+    assert_eq!(sexp("from a.b import c, d"), "(from a.b import c d)");
+    assert_eq!(sexp("from . import x"), "(from . import x)");
+    assert_eq!(
+        sexp("from typing import (Callable, Optional as Opt,)"),
+        "(from typing import Callable Optional)"
+    );
+    assert_eq!(sexp("from os import *"), "(from os import *)");
+    assert_eq!(
+        sexp("from __future__ import annotations"),
+        "(from __future__ import annotations)"
+    );
+    // A broken name list still yields the statement, so the checker can name the Kora form.
+    assert_eq!(sexp("from x import 1 2"), "(import x)");
+}
+
+#[test]
+fn big_int_literals_keep_their_digits() {
+    assert_eq!(ex("9223372036854775808"), "9223372036854775808");
+    assert_eq!(
+        ex("1_000_000_000_000_000_000_000"),
+        "1000000000000000000000"
+    );
+    assert_eq!(ex("0xFFFF_FFFF_FFFF_FFFF_FF"), "0xffffffffffffffffff");
+    assert_eq!(ex("-99999999999999999999"), "(- 99999999999999999999)");
+}
+
+#[test]
+fn sequence_patterns_take_a_star() {
+    assert_eq!(
+        sexp("match xs:\n    case [a, *rest]:\n        pass"),
+        "(match xs (case (seq a *rest) [pass]))"
+    );
+    assert_eq!(
+        sexp("match xs:\n    case (*_, last):\n        pass"),
+        "(match xs (case (seq *_ last) [pass]))"
+    );
+    assert_eq!(
+        sexp("match n:\n    case -12345678901234567890:\n        pass"),
+        "(match n (case (- 12345678901234567890) [pass]))"
+    );
 }
 
 #[test]

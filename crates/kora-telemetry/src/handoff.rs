@@ -111,6 +111,14 @@ impl Handoff {
         }
     }
 
+    /// The encoder, while it is still on this thread (before the first batch is handed over).
+    pub(crate) fn encoder_mut(&mut self) -> Option<&mut Encoder> {
+        match self {
+            Handoff::InPlace(enc) | Handoff::Deferred(enc, _) => Some(enc),
+            Handoff::Thread(_) | Handoff::Lost(_) => None,
+        }
+    }
+
     /// Whether batches go to the encoder's own thread.
     pub(crate) fn is_thread(&self) -> bool {
         matches!(self, Handoff::Thread(_))

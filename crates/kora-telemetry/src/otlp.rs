@@ -8,42 +8,61 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::common::v1::{
+    any_value, AnyValue, ArrayValue, InstrumentationScope, KeyValue,
+};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{
     span, status, ResourceSpans, ScopeSpans, Span, Status,
 };
 
-use kora_runtime::observe::trace::{AttrValue, SpanKind, SpanStatus};
+use kora_runtime::observe::trace::{AttrValue, SpanId, SpanKind, SpanStatus};
 
 use crate::recorder::{Recording, RunIds, SpanData, Streamed};
+
+/// A span's fixed parts: ids, name, kind. Times, attributes and status are filled in later.
+pub(crate) fn span_shell(
+    ids: &RunIds,
+    id: SpanId,
+    parent: Option<SpanId>,
+    kind: SpanKind,
+    name: &str,
+) -> Span {
+    Span {
+        trace_id: ids.trace_id.to_vec(),
+        span_id: ids.span_id_bytes(id).to_vec(),
+        parent_span_id: parent
+            .map(|p| ids.span_id_bytes(p).to_vec())
+            .unwrap_or_default(),
+        name: name.to_string(),
+        kind: match kind {
+            SpanKind::ModelCall | SpanKind::Attempt => span::SpanKind::Client,
+            _ => span::SpanKind::Internal,
+        } as i32,
+        ..Span::default()
+    }
+}
+
+/// A span's status in OTLP's shape.
+pub(crate) fn status(status: SpanStatus, message: Option<&str>) -> Status {
+    Status {
+        message: message.unwrap_or_default().to_string(),
+        code: match status {
+            SpanStatus::Unset => status::StatusCode::Unset,
+            SpanStatus::Ok => status::StatusCode::Ok,
+            SpanStatus::Error => status::StatusCode::Error,
+        } as i32,
+    }
+}
 
 /// One span in OTLP's shape; `end` stands in for a span that never closed.
 pub fn to_span(ids: &RunIds, s: &SpanData, end: SystemTime) -> Span {
     Span {
-        trace_id: ids.trace_id.to_vec(),
-        span_id: ids.span_id_bytes(s.id).to_vec(),
-        parent_span_id: s
-            .parent
-            .map(|p| ids.span_id_bytes(p).to_vec())
-            .unwrap_or_default(),
-        name: s.name.clone(),
-        kind: match s.kind {
-            SpanKind::ModelCall | SpanKind::Attempt => span::SpanKind::Client,
-            _ => span::SpanKind::Internal,
-        } as i32,
         start_time_unix_nano: nanos(s.start),
         end_time_unix_nano: nanos(s.end.unwrap_or(end)),
         attributes: s.attrs.iter().map(|(k, v)| kv(k, v)).collect(),
-        status: Some(Status {
-            message: s.message.clone().unwrap_or_default(),
-            code: match s.status {
-                SpanStatus::Unset => status::StatusCode::Unset,
-                SpanStatus::Ok => status::StatusCode::Ok,
-                SpanStatus::Error => status::StatusCode::Error,
-            } as i32,
-        }),
-        ..Span::default()
+        status: Some(status(s.status, s.message.as_deref())),
+        ..span_shell(ids, s.id, s.parent, s.kind, &s.name)
     }
 }
 
@@ -63,7 +82,8 @@ pub fn to_request(rec: &Recording, program: &str) -> ExportTraceServiceRequest {
     envelope(&rec.ids, program, spans)
 }
 
-fn envelope(ids: &RunIds, program: &str, spans: Vec<Span>) -> ExportTraceServiceRequest {
+/// The request carrying `spans` of one run: its resource and scope around them.
+pub(crate) fn envelope(ids: &RunIds, program: &str, spans: Vec<Span>) -> ExportTraceServiceRequest {
     let resource = Resource {
         attributes: vec![
             kv("service.name", &AttrValue::Static("kora")),
@@ -136,13 +156,21 @@ pub fn from_json(text: &str) -> Result<ExportTraceServiceRequest, String> {
     serde_json::from_str(text).map_err(|e| format!("not an OTLP JSON trace: {e}"))
 }
 
-fn kv(key: &str, v: &AttrValue) -> KeyValue {
+pub(crate) fn kv(key: &str, v: &AttrValue) -> KeyValue {
     let value = match v {
         AttrValue::Str(s) => any_value::Value::StringValue(s.clone()),
         AttrValue::Static(s) => any_value::Value::StringValue((*s).to_string()),
         AttrValue::Int(n) => any_value::Value::IntValue(*n),
         AttrValue::Float(f) => any_value::Value::DoubleValue(*f),
         AttrValue::Bool(b) => any_value::Value::BoolValue(*b),
+        AttrValue::StrList(l) => any_value::Value::ArrayValue(ArrayValue {
+            values: l
+                .iter()
+                .map(|s| AnyValue {
+                    value: Some(any_value::Value::StringValue(s.clone())),
+                })
+                .collect(),
+        }),
     };
     KeyValue {
         key: key.to_string(),

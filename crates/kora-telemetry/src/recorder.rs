@@ -5,7 +5,8 @@
 //! (`span_event.rs`): a span id from a counter, times as the clock read them, names and string
 //! values as ids of the run's interned strings (`interner.rs`). Full batches go whole to
 //! the encoder (`handoff.rs`, `encoder.rs`), which writes the JSON on a thread of its own
-//! when the trace goes to a file. Every span is recorded: none is sampled or dropped.
+//! when the trace goes to a file. Every span is recorded in the trace: none is sampled or
+//! dropped (an export to a collector may drop some, and says so: `export.rs`).
 
 use std::fs::File;
 use std::mem;
@@ -108,6 +109,8 @@ pub struct Recording {
     pub ids: RunIds,
     pub spans: Vec<SpanData>,
     pub(crate) streamed: Option<Streamed>,
+    /// What reached the collector, when the run was exported.
+    pub export: Option<crate::export::ExportReport>,
 }
 
 /// How long records may wait in a batch once a span has closed: a slow run still streams.
@@ -141,6 +144,21 @@ impl Recorder {
         let ids = RunIds::new();
         let enc = Encoder::new(ids.clone(), None, true);
         Recorder::with(ids, Handoff::InPlace(Box::new(enc)))
+    }
+
+    /// A recorder that keeps nothing and writes nothing: for a run that only exports.
+    pub fn discarding() -> Recorder {
+        let ids = RunIds::new();
+        let enc = Encoder::new(ids.clone(), None, false);
+        Recorder::with(ids, Handoff::InPlace(Box::new(enc)))
+    }
+
+    /// Exports the run's spans to a collector as well (`export.rs`). Call before recording.
+    pub fn exporting(mut self, cfg: crate::export::ExportConfig, program: &str) -> Recorder {
+        if let Some(enc) = self.to.encoder_mut() {
+            enc.export = crate::export::Exporter::start(cfg, self.ids.clone(), program);
+        }
+        self
     }
 
     /// A recorder that also streams its spans' OTLP JSON into memory.
@@ -208,12 +226,14 @@ impl Recorder {
                     ids: self.ids,
                     spans: done.spans,
                     streamed: done.streamed,
+                    export: done.export,
                 }
             }
             Err(tmp) => Recording {
                 ids: self.ids,
                 spans: Vec::new(),
                 streamed: tmp.map(|t| Streamed::Broken(t, false)),
+                export: None,
             },
         }
     }
@@ -245,6 +265,12 @@ impl Recorder {
             (a, b) => a.is_none() && b.is_none(),
         };
         r.status == status
+            && r.response_id.as_deref() == call.response_id
+            && text(&r.response_model, call.response_model)
+            && r.finish_reasons.as_slice() == call.finish_reasons
+            && text(&r.server_address, call.server_address)
+            && r.server_port == call.server_port
+            && r.max_tokens == call.max_tokens
             && word(r.answered, call.answered)
             && words(r.outcome, call.outcome)
             && words(r.provider, call.provider)
@@ -272,6 +298,12 @@ impl Recorder {
             attempts: call.attempts,
             dropped_exchanges: call.dropped_exchanges,
             status,
+            response_id: call.response_id.map(Box::from),
+            response_model: call.response_model.map(|m| self.names.text(m, events)),
+            finish_reasons: call.finish_reasons.to_vec(),
+            server_address: call.server_address.map(|h| self.names.text(h, events)),
+            server_port: call.server_port,
+            max_tokens: call.max_tokens,
         }
     }
 
@@ -325,6 +357,7 @@ impl Tracer for Recorder {
             AttrValue::Int(n) => Val::Int(n),
             AttrValue::Float(f) => Val::Float(f),
             AttrValue::Bool(b) => Val::Bool(b),
+            AttrValue::StrList(l) => Val::List(l.into_boxed_slice()),
         };
         self.push(Event::Attr {
             id: span,
@@ -476,6 +509,7 @@ mod tests {
 
     #[test]
     fn a_model_call_record_says_what_its_attributes_one_by_one_would() {
+        let reasons = vec!["length".to_string()];
         let calls = [
             ModelCallSpan {
                 model: "m\"odd\n",
@@ -488,6 +522,12 @@ mod tests {
                 dropped_exchanges: 1,
                 outcome: Some("failed"),
                 error_type: Some("429"),
+                response_id: Some("chatcmpl-1"),
+                response_model: Some("m-2024"),
+                finish_reasons: &reasons,
+                server_address: Some("127.0.0.1"),
+                server_port: Some(8080),
+                max_tokens: Some(256),
             },
             ModelCallSpan {
                 model: "m",
@@ -534,7 +574,7 @@ mod tests {
         let (whole, split) = (whole.finish(at(9)), split.finish(at(9)));
         assert_eq!(whole.spans.len(), 9);
         assert_eq!(whole.spans[4].name, "chat m\"odd\n");
-        assert_eq!(whole.spans[4].attrs.len(), 12);
+        assert_eq!(whole.spans[4].attrs.len(), 18);
         assert_eq!(whole.spans[6].str("kora.answered_by"), Some("mock"));
         assert_eq!(whole.spans[6].end, Some(at(6)));
         assert_eq!(whole.spans[7].status, SpanStatus::Unset);
@@ -542,7 +582,11 @@ mod tests {
         for (a, b) in whole.spans.iter().zip(&split.spans) {
             assert_eq!((&a.name, &a.attrs, a.status), (&b.name, &b.attrs, b.status));
         }
-        assert_eq!(whole.spans[0].attrs.len(), 12);
+        assert_eq!(whole.spans[0].attrs.len(), 18);
+        assert_eq!(
+            whole.spans[0].attr("gen_ai.response.finish_reasons"),
+            Some(&AttrValue::StrList(vec!["length".into()]))
+        );
         assert_eq!(
             whole.spans[0].int("gen_ai.usage.output_tokens"),
             Some(i64::MAX)

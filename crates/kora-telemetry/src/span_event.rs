@@ -4,7 +4,7 @@
 //! A record owns nothing that must be freed in the common case: keys and the runtime's
 //! words are `&'static str`, names and string values are ids of the run's interned
 //! strings (`interner.rs`), times are the clock's own readings (turned into OTLP's
-//! nanoseconds by the encoder, off the interpreter's thread). Encoding them into OTLP JSON is the
+//! nanoseconds by the encoder, off the interpreter's thread). Turning them into OTLP spans is the
 //! encoder's work (`encoder.rs`), on its own thread when the trace goes to a file.
 
 use std::num::NonZeroU64;
@@ -40,6 +40,7 @@ pub(crate) enum Val {
     Int(i64),
     Float(f64),
     Bool(bool),
+    List(Box<[String]>),
 }
 
 /// One call of the tracer, as the encoder replays it.
@@ -103,6 +104,13 @@ pub(crate) struct CallRecord {
     pub attempts: usize,
     pub dropped_exchanges: usize,
     pub status: SpanStatus,
+    /// What the provider said of its reply: different for every call, so never interned.
+    pub response_id: Option<Box<str>>,
+    pub response_model: Option<Text>,
+    pub finish_reasons: Vec<String>,
+    pub server_address: Option<Text>,
+    pub server_port: Option<u16>,
+    pub max_tokens: Option<u32>,
 }
 
 /// The records made between two hand-overs, in the order they were made. Model-call
@@ -133,6 +141,7 @@ impl Val {
             Val::Int(n) => AttrValue::Int(*n),
             Val::Float(f) => AttrValue::Float(*f),
             Val::Bool(b) => AttrValue::Bool(*b),
+            Val::List(l) => AttrValue::StrList(l.to_vec()),
         }
     }
 }
@@ -151,6 +160,12 @@ impl CallRecord {
             dropped_exchanges: self.dropped_exchanges,
             outcome: self.outcome,
             error_type: self.error_type.as_ref().map(|t| t.resolve(names)),
+            response_id: self.response_id.as_deref(),
+            response_model: self.response_model.as_ref().map(|t| t.resolve(names)),
+            finish_reasons: &self.finish_reasons,
+            server_address: self.server_address.as_ref().map(|t| t.resolve(names)),
+            server_port: self.server_port,
+            max_tokens: self.max_tokens,
         }
     }
 }

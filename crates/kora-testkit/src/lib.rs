@@ -1,5 +1,8 @@
 //! Dev-only test helpers for Kora: `FakeProvider`, a scripted loopback model provider speaking OpenAI's and Ollama's chat shapes.
 //!
+//! It records every request whole (path, headers, raw body), so it also stands in for an
+//! OTLP collector: point an exporter at `fake.url()` and decode `raw_body`.
+//!
 //! ```no_run
 //! use kora_testkit::{Behaviour, FakeProvider};
 //! let fake = FakeProvider::start();
@@ -41,6 +44,21 @@ pub enum Behaviour {
     ToolCalls(Vec<(String, Value)>),
     /// Starts a stream, sends these pieces, then drops the connection mid-body.
     StreamThenDrop(Vec<String>),
+    /// The model declines: OpenAI's `refusal` field with this text and no content (a
+    /// streaming request gets it as `refusal` deltas). Ollama has no such field: it answers
+    /// the text as content.
+    Refusal(String),
+    /// Answers this text cut off at the token limit: `finish_reason: "length"` (Ollama:
+    /// `done_reason: "length"`), streamed when the request asks for a stream.
+    Truncated(String),
+    /// Starts a stream and sends a frame with an empty piece every `every`, for `lasting`,
+    /// never finishing it: a provider that keeps a call alive without answering.
+    Trickle { every: Duration, lasting: Duration },
+    /// Quotes the request's `Authorization` header back, as providers' 401s and proxies
+    /// do: with a status other than 200 in the error message, with 200 as the answer.
+    EchoAuth(u16),
+    /// Waits this long after reading the request, then behaves as the inner behaviour.
+    After(Duration, Box<Behaviour>),
 }
 
 /// How a `Stream` behaviour is framed.
@@ -118,6 +136,8 @@ impl Recorded {
 }
 
 struct State {
+    /// Behaviours for requests whose body contains a text, checked before the queue.
+    routes: Mutex<Vec<(String, Behaviour)>>,
     queue: Mutex<VecDeque<Behaviour>>,
     default: Mutex<Behaviour>,
     requests: Mutex<Vec<Recorded>>,
@@ -147,6 +167,7 @@ impl FakeProvider {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let addr = listener.local_addr().expect("local address");
         let state = Arc::new(State {
+            routes: Mutex::new(Vec::new()),
             queue: Mutex::new(VecDeque::new()),
             default: Mutex::new(default),
             requests: Mutex::new(Vec::new()),
@@ -177,6 +198,12 @@ impl FakeProvider {
     /// Queues a behaviour for the next request not yet scripted.
     pub fn push(&self, b: Behaviour) {
         lock(&self.state.queue).push_back(b);
+    }
+
+    /// Every request whose raw body contains `needle` gets `b`, whatever the queue holds:
+    /// for concurrent requests (a `parallel for`) whose order of arrival is not fixed.
+    pub fn route(&self, needle: &str, b: Behaviour) {
+        lock(&self.state.routes).push((needle.to_string(), b));
     }
 
     pub fn set_default(&self, b: Behaviour) {
@@ -232,11 +259,23 @@ fn serve(mut conn: TcpStream, state: &State) {
     };
     let ollama = recorded.path.starts_with("/api/");
     let wants_stream = recorded.body.get("stream").and_then(Value::as_bool) == Some(true);
+    let auth = recorded.header("authorization").unwrap_or("").to_string();
+    let routed = lock(&state.routes)
+        .iter()
+        .find(|(needle, _)| String::from_utf8_lossy(&recorded.raw_body).contains(needle.as_str()))
+        .map(|(_, b)| b.clone());
     lock(&state.requests).push(recorded);
-    let behaviour = lock(&state.queue)
-        .pop_front()
-        .unwrap_or_else(|| lock(&state.default).clone());
-    let _ = wire::respond(&mut conn, &behaviour, ollama, wants_stream, &state.stop);
+    let behaviour = routed.unwrap_or_else(|| {
+        lock(&state.queue)
+            .pop_front()
+            .unwrap_or_else(|| lock(&state.default).clone())
+    });
+    let req = wire::Asked {
+        ollama,
+        wants_stream,
+        auth: &auth,
+    };
+    let _ = wire::respond(&mut conn, &behaviour, &req, &state.stop);
 }
 
 #[cfg(test)]

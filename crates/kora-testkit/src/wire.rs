@@ -10,17 +10,60 @@ use serde_json::{json, Value};
 use crate::http::{end_chunked, start_chunked, write_chunk, write_plain};
 use crate::{Behaviour, StreamOpts};
 
+/// What the request asked for, as far as the answer's shape depends on it.
+pub struct Asked<'a> {
+    pub ollama: bool,
+    pub wants_stream: bool,
+    /// The `Authorization` header as sent (empty when none was).
+    pub auth: &'a str,
+}
+
 pub fn respond(
     conn: &mut TcpStream,
     behaviour: &Behaviour,
-    ollama: bool,
-    wants_stream: bool,
+    asked: &Asked,
     stop: &AtomicBool,
 ) -> io::Result<()> {
+    let ollama = asked.ollama;
+    let plain = Finish::default();
     match behaviour {
-        Behaviour::Answer(text) => answer(conn, text, (0, 0), ollama, wants_stream, stop),
-        Behaviour::AnswerWithUsage(text, i, o) => {
-            answer(conn, text, (*i, *o), ollama, wants_stream, stop)
+        Behaviour::Answer(text) => answer(conn, text, (0, 0), asked, &plain, stop),
+        Behaviour::AnswerWithUsage(text, i, o) => answer(conn, text, (*i, *o), asked, &plain, stop),
+        Behaviour::Truncated(text) => {
+            let cut = Finish {
+                reason: "length",
+                refusal: false,
+            };
+            answer(conn, text, (0, 0), asked, &cut, stop)
+        }
+        Behaviour::Refusal(text) => {
+            let refusal = Finish {
+                reason: "stop",
+                refusal: true,
+            };
+            answer(conn, text, (0, 0), asked, &refusal, stop)
+        }
+        Behaviour::EchoAuth(200) => {
+            let text = format!("You sent Authorization: {}", asked.auth);
+            answer(conn, &text, (0, 0), asked, &plain, stop)
+        }
+        Behaviour::EchoAuth(code) => {
+            let body = json!({"error": {"message": format!("Incorrect API key provided: {}", asked.auth), "type": "invalid_request_error"}});
+            write_plain(
+                conn,
+                *code,
+                "application/json",
+                &[],
+                body.to_string().as_bytes(),
+            )
+        }
+        Behaviour::Trickle { every, lasting } => trickle(conn, *every, *lasting, ollama, stop),
+        Behaviour::After(wait, then) => {
+            let until = Instant::now() + *wait;
+            while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            respond(conn, then, asked, stop)
         }
         Behaviour::Stream(pieces, opts) => stream(conn, pieces, opts, ollama, false, stop),
         Behaviour::StreamThenDrop(pieces) => {
@@ -99,39 +142,68 @@ pub fn respond(
     }
 }
 
+/// How an answer ends: its finish reason, and whether its text is a refusal.
+struct Finish {
+    reason: &'static str,
+    refusal: bool,
+}
+
+impl Default for Finish {
+    fn default() -> Self {
+        Finish {
+            reason: "stop",
+            refusal: false,
+        }
+    }
+}
+
 fn answer(
     conn: &mut TcpStream,
     text: &str,
     usage: (u64, u64),
-    ollama: bool,
-    wants_stream: bool,
+    asked: &Asked,
+    finish: &Finish,
     stop: &AtomicBool,
 ) -> io::Result<()> {
-    if wants_stream {
+    let ollama = asked.ollama;
+    if asked.wants_stream {
         let opts = StreamOpts {
             usage: Some(usage),
             ..StreamOpts::default()
         };
-        return stream(conn, &[text.to_string()], &opts, ollama, false, stop);
+        return stream_as(
+            conn,
+            &[text.to_string()],
+            &opts,
+            ollama,
+            false,
+            finish,
+            stop,
+        );
     }
     let body = if ollama {
         json!({
             "model": "fake",
             "message": {"role": "assistant", "content": text},
             "done": true,
-            "done_reason": "stop",
+            "done_reason": finish.reason,
             "prompt_eval_count": usage.0,
             "eval_count": usage.1,
         })
     } else {
+        let message = if finish.refusal {
+            json!({"role": "assistant", "content": null, "refusal": text})
+        } else {
+            json!({"role": "assistant", "content": text})
+        };
         json!({
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "model": "fake",
             "choices": [{
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": finish.reason,
             }],
             "usage": {
                 "prompt_tokens": usage.0,
@@ -149,6 +221,42 @@ fn answer(
     )
 }
 
+/// A stream that sends an empty piece every `every` and never finishes, for `lasting`.
+fn trickle(
+    conn: &mut TcpStream,
+    every: Duration,
+    lasting: Duration,
+    ollama: bool,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    let content_type = if ollama {
+        "application/x-ndjson"
+    } else {
+        "text/event-stream"
+    };
+    start_chunked(conn, content_type)?;
+    let frame = if ollama {
+        format!(
+            "{}\n",
+            json!({"model": "fake", "message": {"role": "assistant", "content": ""}, "done": false})
+        )
+    } else {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "chatcmpl-fake", "model": "fake", "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": null}]})
+        )
+    };
+    let until = Instant::now() + lasting;
+    while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+        write_chunk(conn, frame.as_bytes())?;
+        let next = Instant::now() + every;
+        while Instant::now() < next && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    conn.shutdown(Shutdown::Both)
+}
+
 /// The frames of a stream, each a complete SSE event or NDJSON line: those carrying the
 /// role delta and the pieces, then those that finish it (empty when it is cut short).
 fn frames(
@@ -156,6 +264,7 @@ fn frames(
     opts: &StreamOpts,
     ollama: bool,
     drop: bool,
+    finish: &Finish,
 ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let keep_alive: &[u8] = if ollama { b"\n" } else { b": keep-alive\n\n" };
     let sse = |v: Value| format!("data: {v}\n\n").into_bytes();
@@ -174,7 +283,7 @@ fn frames(
             )
         } else {
             sse(
-                json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}),
+                json!({"id": "chatcmpl-fake", "model": "fake", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}),
             )
         };
         push(&mut out, f);
@@ -185,7 +294,10 @@ fn frames(
                 json!({"model": "fake", "message": {"role": "assistant", "content": p}, "done": false}),
             )
         } else {
-            sse(json!({"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": null}]}))
+            let key = if finish.refusal { "refusal" } else { "content" };
+            sse(
+                json!({"id": "chatcmpl-fake", "model": "fake", "choices": [{"index": 0, "delta": {key: p}, "finish_reason": null}]}),
+            )
         };
         push(&mut out, f);
     }
@@ -201,6 +313,7 @@ fn frames(
                 "model": "fake",
                 "message": {"role": "assistant", "content": ""},
                 "done": true,
+                "done_reason": finish.reason,
                 "prompt_eval_count": i,
                 "eval_count": o,
             })),
@@ -208,7 +321,9 @@ fn frames(
     } else {
         push(
             &mut out,
-            sse(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+            sse(
+                json!({"id": "chatcmpl-fake", "model": "fake", "choices": [{"index": 0, "delta": {}, "finish_reason": finish.reason}]}),
+            ),
         );
         if opts.usage.is_some() {
             push(
@@ -249,13 +364,25 @@ fn stream(
     drop: bool,
     stop: &AtomicBool,
 ) -> io::Result<()> {
+    stream_as(conn, pieces, opts, ollama, drop, &Finish::default(), stop)
+}
+
+fn stream_as(
+    conn: &mut TcpStream,
+    pieces: &[String],
+    opts: &StreamOpts,
+    ollama: bool,
+    drop: bool,
+    finish: &Finish,
+    stop: &AtomicBool,
+) -> io::Result<()> {
     let content_type = if ollama {
         "application/x-ndjson"
     } else {
         "text/event-stream"
     };
     start_chunked(conn, content_type)?;
-    let (head, tail) = frames(pieces, opts, ollama, drop);
+    let (head, tail) = frames(pieces, opts, ollama, drop, finish);
     write_frames(conn, &head, opts.split)?;
     if let Some(d) = opts.stall {
         let until = Instant::now() + d;

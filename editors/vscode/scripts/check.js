@@ -1,5 +1,6 @@
 // Checks the extension's static parts without VS Code: the manifest points at files that exist,
-// the grammar and language configuration are valid JSON with valid regular expressions.
+// the grammar and language configuration are valid JSON with valid regular expressions, and the
+// extension is declared as Kora's formatter.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -46,6 +47,12 @@ checkRegexes(read('syntaxes/kora.tmLanguage.json'), 'grammar');
 const conf = read('language-configuration.json');
 checkRegexes(conf.indentationRules, 'indentationRules');
 for (const r of conf.onEnterRules) checkRegexes({ begin: r.beforeText }, 'onEnterRules');
+
+// Format Document and format on save reach `kora lsp` only if this extension is Kora's formatter.
+const formatter = (pkg.contributes.configurationDefaults || {})['[kora]'] || {};
+if (formatter['editor.defaultFormatter'] !== `${pkg.publisher}.${pkg.name}`) {
+  fail(`configurationDefaults must make ${pkg.publisher}.${pkg.name} the default formatter of [kora]`);
+}
 
 if (!fs.existsSync(path.join(root, pkg.main))) fail(`${pkg.main} is missing: run \`npm run compile\` first`);
 console.log(failures === 0 ? '1 passed, 0 failed' : `0 passed, ${failures} failed`);

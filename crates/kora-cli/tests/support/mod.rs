@@ -130,13 +130,13 @@ pub fn kill_points(appends: usize) -> impl Iterator<Item = String> {
     (1..=appends).flat_map(|at| [at.to_string(), format!("{at}.half")])
 }
 
-/// Whether a resume stopped on a write left between its attempt and its outcome (exit 1,
-/// "whether it happened is unknown"); the message must name `call`, the write's site.
-pub fn stopped_on_unknown_write(out: &Output, call: &str, ctx: &str) -> bool {
-    let err = text(&out.stderr);
-    if out.status.code() == Some(1) && err.contains("whether it happened is unknown") {
-        assert!(err.contains(call), "{ctx}: {err}");
-        return true;
-    }
-    false
+/// How many attempts a kill left without an outcome the resumes of run `id` settled by
+/// looking at the world (journal lines `"t":"resolved"` with `"by":"check"`): each is a kill
+/// that landed between a write's attempt and its outcome and did not stop the resume.
+pub fn settled_by_check(d: &Path, id: &str) -> usize {
+    std::fs::read_to_string(d.join(format!(".kora/runs/{id}/journal.jsonl")))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("\"t\":\"resolved\"") && l.contains("\"by\":\"check\""))
+        .count()
 }

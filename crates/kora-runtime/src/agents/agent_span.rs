@@ -12,12 +12,31 @@
 use std::rc::Rc;
 use std::time::SystemTime;
 
+use crate::agents::model_span::ModelObs;
 use crate::error::RtResult;
 use crate::eval::interp::{Interp, KwNames};
 use crate::observe::trace::{AttrValue, SpanKind, SpanStatus, Spend};
 use crate::value::{Function, Value};
 
 impl Interp<'_> {
+    /// The provider and model an agent's calls go to unless a call names another: its own
+    /// `model(...)`, else the one in force where it is called. `None` when model calls are
+    /// not set up or the name is unknown (the call itself will say so).
+    fn agent_model(&self, c: &Rc<Function>) -> Option<(&'static str, String)> {
+        let name = c
+            .def
+            .model
+            .clone()
+            .or_else(|| self.model_scope.last().cloned())
+            .or_else(|| {
+                self.models
+                    .as_ref()
+                    .and_then(|m| crate::agents::analyze::lock(m).main_model.clone())
+            });
+        let entry = self.with_config(|cfg| cfg.resolve(name.as_deref()).ok())??;
+        Some((ModelObs::provider_of(entry.api), entry.name))
+    }
+
     /// `invoke` for an agent while a tracer is attached: the same call inside its span.
     pub(crate) fn invoke_traced_agent(
         &mut self,
@@ -27,6 +46,7 @@ impl Interp<'_> {
         kw: KwNames<'_>,
     ) -> RtResult<Value> {
         let name = c.def.name.as_str();
+        let model = self.agent_model(c);
         if let Some(t) = self.tracing.as_mut() {
             let id = t.open_nested(SpanKind::Agent, "invoke_agent ", name, SystemTime::now());
             t.sink.attr(
@@ -35,6 +55,11 @@ impl Interp<'_> {
                 AttrValue::Static("invoke_agent"),
             );
             t.sink.attr_str(id, "gen_ai.agent.name", name);
+            if let Some((provider, model)) = &model {
+                t.sink
+                    .attr(id, "gen_ai.provider.name", AttrValue::Static(provider));
+                t.sink.attr_str(id, "gen_ai.request.model", model);
+            }
             if c.def.isolated {
                 t.sink
                     .attr(id, "kora.agent.isolated", AttrValue::Bool(true));

@@ -158,6 +158,14 @@ impl Interp<'_> {
     }
 
     fn analyze_call(&mut self, call: &AnalyzeCall, obs: &mut ModelObs) -> RtResult<Value> {
+        // A branch that can no longer win its race makes no more calls.
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(kora_models::Cancel::is_cancelled)
+        {
+            return Err(crate::eval::exec::lost_race());
+        }
         if self.guard_depth > 0 {
             // Guards may run for arms that never execute: a model call there would
             // make the cost of a `match` depend on the order of its arms.
@@ -234,8 +242,7 @@ impl Interp<'_> {
             serde_json::to_string(&data_json).unwrap_or_default()
         };
         // trace: which model, whoever answers.
-        obs.model = Some(entry.name.clone());
-        obs.provider = Some(ModelObs::provider_of(entry.api));
+        obs.entry_seen(&entry);
         // From here on the span of a call with tools is open, so what they run (an agent) nests under it.
         if call.tools.is_some() {
             self.open_model_span(obs);
@@ -299,6 +306,17 @@ impl Interp<'_> {
         };
         let (replayed, to_record, missed) = (found.replayed, found.to_record, found.missed);
         let answer = match ran {
+            // The race this branch ran in was decided: the branch ends here. A call that sent
+            // nothing gives back the call and step its admission reserved.
+            Ok(Ok(ModelAnswer {
+                cancelled: Some(sent),
+                ..
+            })) => {
+                if sent == 0 {
+                    self.budget_chain().refund_unsent();
+                }
+                return Err(crate::eval::exec::lost_race());
+            }
             Ok(Ok(answer)) => answer,
             Ok(Err(why)) => {
                 return Err(RtError::new(
@@ -372,6 +390,7 @@ impl Interp<'_> {
         obs: &mut ModelObs,
     ) -> RtResult<Result<Result<ModelAnswer, String>, Stop>> {
         self.host();
+        let cancel = self.cancel.as_ref();
         let (Some(host), out) = (self.host.as_deref_mut(), &mut *self.out) else {
             return Err(RtError::new(
                 codes::CONFIG,
@@ -395,13 +414,20 @@ impl Interp<'_> {
                     let _ = out.write_all(piece.as_bytes());
                     let _ = out.flush();
                 };
-                let r = kora_models::call(entry, settings, req, deadline, Some(&mut on_piece));
+                let r = kora_models::call_cancellable(
+                    entry,
+                    settings,
+                    req,
+                    deadline,
+                    cancel,
+                    Some(&mut on_piece),
+                );
                 if shown {
                     let _ = out.write_all(b"\n");
                 }
                 r
             } else {
-                kora_models::call(entry, settings, req, deadline, None)
+                kora_models::call_cancellable(entry, settings, req, deadline, cancel, None)
             };
             let answer = answer_of(result, req.schema.as_ref(), entry, deadline, obs);
             sending.observe(Observation::Usage {

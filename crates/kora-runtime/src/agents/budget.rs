@@ -153,6 +153,23 @@ impl BudgetChain {
         })
     }
 
+    /// Admits one call of an external module: refused once time is out; `count` reserves it
+    /// as a call (a direct MCP tool call), else it takes nothing (a Python call, a tool a
+    /// model calls inside its own admitted call).
+    pub fn admit_external(&self, now: Instant, count: bool) -> Result<Reserved, Meter> {
+        if self.deadline().is_some_and(|d| now >= d) {
+            return Err(Meter::Time);
+        }
+        if !count {
+            return Ok(Reserved::default());
+        }
+        self.reserve(Meter::Calls)?;
+        Ok(Reserved {
+            calls: true,
+            steps: false,
+        })
+    }
+
     /// Admits one more model turn inside an admitted call (a tool loop's next request):
     /// `Err(meter)` means the call ends as `Exhausted(meter)` between turns.
     /// The calls meter is not consulted: this call already holds its place in it, and a
@@ -174,6 +191,15 @@ impl BudgetChain {
         if r.steps {
             self.unreserve(Meter::Steps);
         }
+    }
+
+    /// Gives back the call and step of a call that was admitted and charged but sent nothing
+    /// (cancelled before its first request): a call never made is never counted.
+    pub fn refund_unsent(&self) {
+        self.release(Reserved {
+            calls: true,
+            steps: true,
+        });
     }
 
     /// Charges spending to every scope; what `admit` reserved is not charged again.

@@ -1,6 +1,9 @@
 //! The budget's observer on the effect pipeline: admits model calls at Prepared and charges them at Terminal.
 //!
-//! It only meters `Kind::Model` effects; every other effect passes untouched.
+//! It meters `Kind::Model` effects, and the calls of external modules: a direct MCP tool call
+//! is a call of its own (a tool the model calls inside a tool loop belongs to that loop's one
+//! call), and every MCP or Python call is refused once the budget's time is out. Every other
+//! effect passes untouched.
 //! Effects nest (a tool's effects run while its model call is in flight), so
 //! the calls between Prepared and Terminal form a stack.
 
@@ -16,11 +19,13 @@ use crate::durable::effect::{Effect, Kind, Observation, Observer, State, Verdict
 /// The budget scope the interpreter is in, shared with its observer.
 pub(crate) type CurrentBudget = Rc<RefCell<BudgetChain>>;
 
-/// One model call between Prepared and Terminal.
+/// One metered call between Prepared and Terminal.
 struct Pending {
     chain: BudgetChain,
     reserved: Reserved,
     sent: bool,
+    /// A model call (charged its tokens and steps), not an external one.
+    model: bool,
 }
 
 /// Admits model calls at Prepared and charges them at Terminal (or releases them when
@@ -42,6 +47,8 @@ impl BudgetObserver {
 
 fn metered(e: &Effect) -> bool {
     e.kind == Kind::Model
+        || matches!(e.kind, Kind::Mcp | Kind::Python)
+            && e.class == crate::durable::effect::Class::WorldChanging
 }
 
 impl Observer for BudgetObserver {
@@ -54,6 +61,7 @@ impl Observer for BudgetObserver {
                 chain: self.current.borrow().clone(),
                 reserved: Reserved::default(),
                 sent: false,
+                model: e.kind == Kind::Model,
             }),
             State::Sent { .. } => {
                 if let Some(p) = self.pending.last_mut() {
@@ -73,6 +81,19 @@ impl Observer for BudgetObserver {
         };
         if p.chain.is_unbudgeted() {
             return Verdict::Proceed;
+        }
+        if !p.model {
+            // A direct MCP call is one call; inside a model call it is part of that one.
+            let in_model = self.pending.iter().rev().skip(1).any(|q| q.model);
+            let count = e.kind == Kind::Mcp && !in_model;
+            let p = self.pending.last_mut().expect("pushed at Prepared");
+            return match p.chain.admit_external(Instant::now(), count) {
+                Ok(r) => {
+                    p.reserved = r;
+                    Verdict::Proceed
+                }
+                Err(m) => Verdict::Exhausted(m),
+            };
         }
         match p.chain.admit(Instant::now()) {
             Ok(r) => {
@@ -106,7 +127,8 @@ impl Observer for BudgetObserver {
             return;
         }
         let Some(p) = self.pending.pop() else { return };
-        if p.chain.is_unbudgeted() {
+        // An external call's reservation is its whole charge.
+        if p.chain.is_unbudgeted() || !p.model {
             return;
         }
         // A replayed answer was never sent: the tokens it cost are the ones it was recorded with,

@@ -20,6 +20,8 @@ pub(crate) struct Mock {
     pub value: Value,
     /// Where the block is, as `file:line`, for messages.
     pub at: String,
+    /// `with mock alias.member -> ...`: the external member it answers for (`None`: `analyze`).
+    pub member: Option<(kora_check::hir::ExtId, String)>,
 }
 
 impl Interp<'_> {
@@ -40,7 +42,11 @@ impl Interp<'_> {
                 ),
             ));
         }
-        self.mocks.push(Mock { value: v, at });
+        self.mocks.push(Mock {
+            value: v,
+            at,
+            member: None,
+        });
         let r = self.exec_block(body);
         self.mocks.pop();
         r
@@ -48,11 +54,11 @@ impl Interp<'_> {
 
     /// The answer of the innermost mock that fits `call`; `None` when no mock is active.
     pub(crate) fn mock_answer(&mut self, call: &AnalyzeCall) -> Option<RtResult<Value>> {
-        if self.mocks.is_empty() {
+        if self.mocks.iter().all(|m| m.member.is_some()) {
             return None;
         }
         let mut misses = Vec::new();
-        for m in self.mocks.iter().rev() {
+        for m in self.mocks.iter().rev().filter(|m| m.member.is_none()) {
             match self.mock_fits(m, call) {
                 Ok(v) => return Some(Ok(v)),
                 Err(why) => misses.push(why),

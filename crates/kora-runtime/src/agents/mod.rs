@@ -19,6 +19,8 @@ pub(crate) mod budget_observer;
 pub(crate) mod budget_scope;
 pub mod cassette;
 pub mod context_fence;
+pub(crate) mod external_call;
+pub(crate) mod foreign_tool;
 pub(crate) mod isolated;
 pub(crate) mod mock;
 pub(crate) mod model_effect;

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 
 use std::time::Instant;
 
-use kora_models::{CallFailure, Decoded, ModelEntry, Reply, Shape};
+use kora_models::{CallFailure, Decoded, ModelEntry, Redactor, Reply, Shape};
 
 use crate::agents::budget::Meter;
 use crate::agents::cassette::{Cassette, Entry, KeyMaterial, Mode, Usage};
@@ -23,6 +23,9 @@ pub(crate) struct ModelAnswer {
     /// `{"ok": v}`, `{"uncertain": r}`, `{"failed": cause}` or `{"exhausted": meter}`.
     pub outcome: Json,
     pub usage: Usage,
+    /// The call was cancelled (a `first` race was decided): how many requests it had sent.
+    /// Never recorded: a cancelled call's branch ends, and nothing replays it.
+    pub cancelled: Option<u32>,
 }
 
 impl Recordable for ModelAnswer {
@@ -44,6 +47,7 @@ impl Recordable for ModelAnswer {
                 input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
                 output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
             },
+            cancelled: None,
         })
     }
 }
@@ -58,37 +62,31 @@ pub(crate) fn answer_of(
     obs: &mut ModelObs,
 ) -> ModelAnswer {
     obs.answered = Answered::Model;
+    let mut cancelled = None;
     let (outcome, usage) = match result {
         Err(failure) => {
             // trace: spent tokens stay spent, and each attempt is its own span.
             obs.input_tokens = failure.usage.input_tokens;
             obs.output_tokens = failure.usage.output_tokens;
             obs.failure = Some(failure.cause.clone());
-            obs.attempts = failure.attempt_log;
-            let outcome = if failure.deadline_reached && deadline.is_some() {
-                serde_json::json!({ "exhausted": Meter::Time.name() })
-            } else {
-                serde_json::json!({ "failed": failure.cause })
-            };
-            (outcome, failure.usage)
+            obs.attempts = failure.attempt_log.clone();
+            if failure.cancelled {
+                cancelled = Some(failure.attempts);
+            }
+            (failure_outcome(&failure, deadline, obs), failure.usage)
         }
         Ok(mut reply) => {
             // trace: the reply's usage is the sum over its attempts.
             obs.input_tokens = reply.usage.input_tokens;
             obs.output_tokens = reply.usage.output_tokens;
             obs.attempts = std::mem::take(&mut reply.attempts);
-            let outcome = match shape {
-                None => serde_json::json!({ "ok": reply.content }),
-                Some(shape) => {
-                    match kora_models::decode_outcome(&reply.content, shape, entry.structured) {
-                        Decoded::Ok(v) => serde_json::json!({ "ok": v }),
-                        Decoded::Uncertain(r) => serde_json::json!({ "uncertain": r }),
-                        Decoded::Mismatch(path) => {
-                            obs.failure = Some(format!("schema: {path}"));
-                            serde_json::json!({ "failed": format!("schema: {path}") })
-                        }
-                    }
-                }
+            obs.reply_seen(&reply);
+            let outcome = match reply_outcome(&reply, entry, obs) {
+                Some(o) => o,
+                None => match shape {
+                    None => serde_json::json!({ "ok": reply.content }),
+                    Some(shape) => decoded(&reply.content, shape, entry, obs),
+                },
             };
             (outcome, reply.usage)
         }
@@ -99,6 +97,75 @@ pub(crate) fn answer_of(
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
         },
+        cancelled,
+    }
+}
+
+/// The outcome of a call the transport gave up on: `Exhausted("time")` when the budget's
+/// deadline ended it, `Failed` with the (already redacted) cause otherwise.
+pub(crate) fn failure_outcome(
+    failure: &CallFailure,
+    deadline: Option<Instant>,
+    obs: &mut ModelObs,
+) -> Json {
+    if failure.deadline_reached && deadline.is_some() {
+        return serde_json::json!({ "exhausted": Meter::Time.name() });
+    }
+    if failure.call_timed_out {
+        obs.error_kind = Some("call_timeout");
+    } else if failure.cancelled {
+        obs.error_kind = Some("cancelled");
+    }
+    serde_json::json!({ "failed": failure.cause })
+}
+
+/// What a reply means before its text is read: a refusal is the model declining
+/// (`Uncertain` with its words), and an answer cut at the token limit is `Failed`
+/// ("truncated"), whatever text came with either. `None` for an ordinary reply.
+pub(crate) fn reply_outcome(reply: &Reply, entry: &ModelEntry, obs: &mut ModelObs) -> Option<Json> {
+    if let Some(r) = &reply.refusal {
+        let r = r.trim();
+        return Some(serde_json::json!({
+            "uncertain": if r.is_empty() { "the model refused (no reason given)" } else { r }
+        }));
+    }
+    if reply.truncated() {
+        let why = truncated(entry);
+        obs.error_kind = Some("truncated");
+        obs.failure = Some(why.clone());
+        return Some(serde_json::json!({ "failed": why }));
+    }
+    None
+}
+
+/// The reason of an answer cut off at the output token limit, naming the limit.
+pub(crate) fn truncated(entry: &ModelEntry) -> String {
+    match entry.max_output_tokens {
+        Some(n) => format!(
+            "truncated: the answer reached the output limit of {n} tokens (`max_output_tokens` of the `{}` model entry) before it was complete; raise the limit or ask for less",
+            entry.name
+        ),
+        None => format!(
+            "truncated: the answer reached the provider's own output limit for `{}` before it was complete; set a larger `max_output_tokens` for the entry or ask for less",
+            entry.name
+        ),
+    }
+}
+
+/// A typed answer's text read into `{"ok": v}`, `{"uncertain": r}` or `{"failed": "schema: ..."}`;
+/// what the model wrote in a reason passes the redaction first.
+pub(crate) fn decoded(text: &str, shape: &Shape, entry: &ModelEntry, obs: &mut ModelObs) -> Json {
+    match kora_models::decode_outcome(text, shape, entry.structured) {
+        Decoded::Ok(v) => serde_json::json!({ "ok": v }),
+        Decoded::Uncertain(r) => {
+            serde_json::json!({ "uncertain": Redactor::for_entry(entry).cleaned(&r) })
+        }
+        Decoded::Mismatch(path) => {
+            let why = format!("schema: {}", Redactor::for_entry(entry).clean(&path));
+            obs.failure = Some(why.clone());
+            obs.error_kind = Some("schema");
+            serde_json::json!({ "failed": why })
+        }
     }
 }
 
@@ -179,6 +246,7 @@ impl Observer for CassetteSlot {
             let answer = ModelAnswer {
                 outcome: rec.outcome.clone(),
                 usage: rec.usage,
+                cancelled: None,
             };
             self.replayed = Some(rec);
             return Verdict::Replay(serde_json::json!({ "ok": answer.to_record() }));

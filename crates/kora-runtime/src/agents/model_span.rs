@@ -8,7 +8,7 @@
 use std::time::SystemTime;
 
 use kora_check::hir::AnalyzeCall;
-use kora_models::{Api, Attempt};
+use kora_models::{Api, Attempt, ModelEntry, Reply};
 use kora_syntax::ast::FuncKind;
 
 use crate::error::RtResult;
@@ -48,6 +48,17 @@ pub(crate) struct ModelObs {
     pub start: Option<SystemTime>,
     /// The call's span, once its model is known and the span is open.
     pub span: Option<SpanId>,
+    /// `error.type` when the runtime knows the kind of failure better than the last attempt
+    /// does: `schema`, `truncated`, `call_timeout`, `cancelled`.
+    pub error_kind: Option<&'static str>,
+    /// What the provider said about its (last) reply: already redacted by the transport.
+    pub response_id: Option<String>,
+    pub response_model: Option<String>,
+    pub finish_reasons: Vec<String>,
+    /// The entry's endpoint host and port (`server.address`, `server.port`).
+    pub server: Option<(String, Option<u16>)>,
+    /// The entry's `max_output_tokens` (`gen_ai.request.max_tokens`).
+    pub max_tokens: Option<u32>,
 }
 
 impl ModelObs {
@@ -57,6 +68,56 @@ impl ModelObs {
             Api::Ollama => "ollama",
         }
     }
+
+    /// Whether the call is traced: what only a span shows is gathered only then.
+    fn traced(&self) -> bool {
+        self.start.is_some()
+    }
+
+    /// Notes which entry the call goes to: its model, provider, server and limit.
+    pub fn entry_seen(&mut self, entry: &ModelEntry) {
+        self.model = Some(entry.name.clone());
+        self.provider = Some(ModelObs::provider_of(entry.api));
+        if self.traced() {
+            self.server = server_of(&entry.endpoint);
+            self.max_tokens = entry.max_output_tokens;
+        }
+    }
+
+    /// Notes what the provider said about a reply (a tool loop's last turn wins).
+    pub fn reply_seen(&mut self, reply: &Reply) {
+        if !self.traced() {
+            return;
+        }
+        self.response_id.clone_from(&reply.response_id);
+        self.response_model.clone_from(&reply.response_model);
+        self.finish_reasons = reply.finish_reason.iter().cloned().collect();
+    }
+}
+
+/// The host and port of an endpoint URL, without userinfo (`server.address`, `server.port`).
+pub(crate) fn server_of(url: &str) -> Option<(String, Option<u16>)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+        let (h, after) = v6.split_once(']')?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (hostport, None),
+        }
+    };
+    if host.is_empty() {
+        return None;
+    }
+    let port = port.and_then(|p| p.parse().ok()).or(match scheme {
+        "https" => Some(443),
+        "http" => Some(80),
+        _ => None,
+    });
+    Some((host.to_string(), port))
 }
 
 impl Interp<'_> {
@@ -114,13 +175,16 @@ impl Interp<'_> {
                 outcome = Some(o.tag.kind());
                 // A mock's own `Failed("why")` is a program value: only the runtime's cause is shown.
                 if obs.failure.is_some() || o.tag == crate::value::OutcomeTag::Failed {
-                    failed_kind = Some(obs.attempts.last().map_or("failed".to_string(), |a| {
-                        if a.error.is_some() {
-                            error_type(a.status)
-                        } else {
-                            "schema".to_string()
-                        }
-                    }));
+                    failed_kind = Some(match obs.error_kind {
+                        Some(k) => k.to_string(),
+                        None => obs.attempts.last().map_or("failed".to_string(), |a| {
+                            if a.error.is_some() {
+                                error_type(a.status)
+                            } else {
+                                "schema".to_string()
+                            }
+                        }),
+                    });
                     (None, SpanStatus::Error)
                 } else {
                     (None, SpanStatus::Ok)
@@ -139,6 +203,12 @@ impl Interp<'_> {
             dropped_exchanges: obs.dropped_exchanges,
             outcome,
             error_type: error.or(failed_kind.as_deref()),
+            response_id: obs.response_id.as_deref(),
+            response_model: obs.response_model.as_deref(),
+            finish_reasons: &obs.finish_reasons,
+            server_address: obs.server.as_ref().map(|(h, _)| h.as_str()),
+            server_port: obs.server.as_ref().and_then(|(_, p)| *p),
+            max_tokens: obs.max_tokens,
         };
         let end = SystemTime::now();
         match obs.span {
@@ -212,5 +282,28 @@ fn error_type(status: Option<u16>) -> String {
     match status {
         Some(code) => code.to_string(),
         None => "transport".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_are_read_off_endpoints() {
+        assert_eq!(
+            server_of("https://u:p@api.example.com/v1"),
+            Some(("api.example.com".into(), Some(443)))
+        );
+        assert_eq!(
+            server_of("http://127.0.0.1:11434"),
+            Some(("127.0.0.1".into(), Some(11434)))
+        );
+        assert_eq!(
+            server_of("http://[::1]:8080/v1"),
+            Some(("::1".into(), Some(8080)))
+        );
+        assert_eq!(server_of("no scheme"), None);
+        assert_eq!(server_of("http:///v1"), None);
     }
 }

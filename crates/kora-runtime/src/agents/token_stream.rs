@@ -125,6 +125,7 @@ impl Interp<'_> {
         // Sent: each piece runs the handler here, on the interpreter's own thread. After a
         // raise the rest of the stream is read but no longer handed to the program.
         let mut raised: Option<Box<RtError>> = None;
+        let cancel = self.cancel.clone();
         let result = {
             let mut on_piece = |piece: &str| {
                 if raised.is_none() {
@@ -133,7 +134,14 @@ impl Interp<'_> {
                     }
                 }
             };
-            kora_models::call(entry, settings, req, deadline, Some(&mut on_piece))
+            kora_models::call_cancellable(
+                entry,
+                settings,
+                req,
+                deadline,
+                cancel.as_ref(),
+                Some(&mut on_piece),
+            )
         };
         let answer = answer_of(result, req.schema.as_ref(), entry, deadline, obs);
         let pipeline = &mut self.host().pipeline;

@@ -28,6 +28,7 @@ impl Interp<'_> {
         let start = SystemTime::now();
         let mut seen = ToolObs {
             name: None,
+            call_id: tc.id.clone(),
             start,
             outcome: "ran",
             rewritten_args: false,
@@ -41,6 +42,7 @@ impl Interp<'_> {
             return Ok(Ran {
                 args: tc.arguments.clone(),
                 result: json!({"error": format!("there is no tool `{}`; the tools are: {}", tc.name, names.join(", "))}),
+                end: None,
             });
         };
         seen.name = Some(tool.spec.name.clone());
@@ -66,6 +68,7 @@ impl Interp<'_> {
                 return Ok(Ran {
                     args: tc.arguments.clone(),
                     result: json!({"error": format!("bad arguments for `{}`: {why}; call it again with arguments that match its parameters", tool.spec.name)}),
+                    end: None,
                 });
             }
         };
@@ -81,6 +84,7 @@ impl Interp<'_> {
                     return Ok(Ran {
                         args: original,
                         result,
+                        end: None,
                     });
                 }
                 (None, slots) => {
@@ -92,8 +96,27 @@ impl Interp<'_> {
         }
         let args_json = to_json(&self.prog, &args).map_err(|m| RtError::new(codes::TYPE, m))?;
         seen.rewritten_args = args_json != original;
-        let kwargs = self.tool_kwargs(tool, &args)?;
-        let mut result = self.call_value_kw(&tool.value, Vec::new(), kwargs)?;
+        let mut result = match (&tool.foreign, &tool.def) {
+            (Some(f), _) => match self.run_foreign_tool(f, &args_json, &call.site)? {
+                Ok(j) => {
+                    let tag = crate::labels::label::Tag::unverified(crate::labels::label::origin(
+                        &format!("the result of the MCP tool `{}.{}`", f.module, f.info.name),
+                    ));
+                    crate::labels::label::on_strings(crate::value::json::untyped(&j), tag)
+                }
+                Err(end) => {
+                    return Ok(Ran {
+                        args: args_json,
+                        result: Json::Null,
+                        end: Some(end),
+                    })
+                }
+            },
+            (None, _) => {
+                let kwargs = self.tool_kwargs(tool, &args)?;
+                self.call_value_kw(&tool.value, Vec::new(), kwargs)?
+            }
+        };
         if let Some(h) = &call.on_tool_result {
             let before = to_json(&self.prog, &result).ok();
             match self.run_handler(h, vec![name, args.clone(), result.clone()])? {
@@ -104,16 +127,17 @@ impl Interp<'_> {
                     }
                 }
             }
-            if tool.def.ret.is_known()
-                && !crate::value::conform::conforms(&self.prog, &result, &tool.def.ret)
-            {
+            let ret = tool.def.as_ref().map(|d| &d.ret);
+            if let Some(ret) = ret.filter(|r| {
+                r.is_known() && !crate::value::conform::conforms(&self.prog, &result, r)
+            }) {
                 return Err(RtError::new(
                     codes::TYPE,
                     format!(
                         "`on tool_result` gave `{}` {}, but the tool returns `{}`",
                         tool.spec.name,
                         crate::value::conform::describe(&self.prog, &result),
-                        tool.def.ret
+                        ret
                     ),
                 ));
             }
@@ -127,6 +151,7 @@ impl Interp<'_> {
         Ok(Ran {
             args: args_json,
             result,
+            end: None,
         })
     }
 
@@ -135,13 +160,27 @@ impl Interp<'_> {
         let Json::Object(m) = given else {
             return Err("the arguments are not a JSON object".into());
         };
+        let Some(def) = &tool.def else {
+            // A foreign tool's own schema is checked by its provider before the call is sent.
+            let mut d = Dict::default();
+            for (k, v) in m {
+                let tag = crate::labels::label::Tag::unverified(crate::labels::label::origin(
+                    &format!("an argument the model gave the tool `{}`", tool.spec.name),
+                ));
+                d.insert(
+                    Key(Value::str(k.as_str())),
+                    crate::labels::label::on_strings(crate::value::json::untyped(v), tag),
+                );
+            }
+            return Ok(d);
+        };
         for k in m.keys() {
-            if !tool.def.params.iter().any(|p| self.prog.name(p.name) == k) {
+            if !def.params.iter().any(|p| self.prog.name(p.name) == k) {
                 return Err(format!("`{}` takes no argument `{k}`", tool.spec.name));
             }
         }
         let mut d = Dict::default();
-        for p in &tool.def.params {
+        for p in &def.params {
             let pname = self.prog.name(p.name);
             match m.get(pname) {
                 Some(v) => {
@@ -183,8 +222,10 @@ impl Interp<'_> {
                     "`args` keys must be parameter names (`str`)",
                 ));
             };
-            let Some(p) = tool
-                .def
+            let Some(def) = &tool.def else {
+                return Ok(Vec::new());
+            };
+            let Some(p) = def
                 .params
                 .iter()
                 .find(|p| self.prog.name(p.name) == s.as_str())

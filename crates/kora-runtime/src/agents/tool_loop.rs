@@ -39,7 +39,10 @@ use crate::value::{OutcomeTag, Value};
 /// One tool the model was offered.
 pub(crate) struct ToolDecl {
     pub value: Value,
-    pub def: std::sync::Arc<hir::Function>,
+    /// A `tool` or `agent` of the program; `None` for a foreign tool.
+    pub def: Option<std::sync::Arc<hir::Function>>,
+    /// An MCP server's tool (`foreign_tool.rs`).
+    pub foreign: Option<crate::agents::foreign_tool::ForeignTool>,
     pub spec: ToolSpec,
 }
 
@@ -48,6 +51,8 @@ pub(crate) struct ToolDecl {
 pub(crate) struct ToolObs {
     /// The declared name, or `None` when the model named no tool on offer.
     pub name: Option<String>,
+    /// The id the model gave the call (provider text: redacted before a span shows it).
+    pub call_id: String,
     pub start: SystemTime,
     /// `ran`, `skipped` (the handler answered), `bad_arguments` or `unknown_tool`.
     pub outcome: &'static str,
@@ -59,6 +64,9 @@ pub(crate) struct ToolObs {
 pub(crate) struct Ran {
     pub args: Json,
     pub result: Json,
+    /// The tool got no answer from outside (a foreign tool's `Failed`): the loop ends with
+    /// this outcome instead of sending a result back.
+    pub end: Option<Json>,
 }
 
 impl Interp<'_> {
@@ -78,6 +86,23 @@ impl Interp<'_> {
         };
         let mut out = Vec::with_capacity(items.len());
         for v in items {
+            if let Value::Native(n) = &v {
+                if let Some(f) = n.downcast_ref::<crate::agents::foreign_tool::ForeignTool>() {
+                    let spec = ToolSpec {
+                        name: f.info.name.clone(),
+                        description: f.info.description.clone(),
+                        parameters: kora_models::Shape::Schema(f.info.input_schema.clone()),
+                    };
+                    let foreign = Some(f.clone());
+                    out.push(ToolDecl {
+                        value: v,
+                        def: None,
+                        foreign,
+                        spec,
+                    });
+                    continue;
+                }
+            }
             let def = match &v {
                 Value::Func(f) if f.def.kind != FuncKind::Def => f.def.clone(),
                 other => {
@@ -109,7 +134,8 @@ impl Interp<'_> {
             };
             out.push(ToolDecl {
                 value: v,
-                def,
+                def: Some(def),
+                foreign: None,
                 spec,
             });
         }
@@ -179,6 +205,7 @@ impl Interp<'_> {
                 answer: ModelAnswer {
                     outcome: outcome.clone(),
                     usage: spent,
+                    cancelled: None,
                 },
                 shown,
             }),
@@ -330,6 +357,12 @@ impl Interp<'_> {
             let mut results = Vec::with_capacity(calls.len());
             for tc in &calls {
                 let ran = self.journaled_tool(call, &tools, tc)?;
+                if let Some(end) = ran.end {
+                    if let Some(why) = end.get("failed").and_then(Json::as_str) {
+                        obs.failure = Some(why.to_string());
+                    }
+                    return Ok((end, Vec::new()));
+                }
                 actual.push(ToolCall {
                     arguments: ran.args,
                     ..tc.clone()

@@ -23,6 +23,20 @@ impl Interp<'_> {
             AttrValue::Static("execute_tool"),
         );
         t.sink.attr_str(id, "gen_ai.tool.name", name);
+        t.sink
+            .attr(id, "gen_ai.tool.type", AttrValue::Static("function"));
+        if !seen.call_id.is_empty() {
+            // The id is the provider's text, so it passes the redaction like a reason does.
+            let clean = match self.model_sink.as_ref() {
+                Some((_, entry, _)) => {
+                    kora_models::Redactor::for_entry(entry).cleaned(&seen.call_id)
+                }
+                None => kora_models::Redactor::default().cleaned(&seen.call_id),
+            };
+            if let Some(t) = self.tracing.as_mut() {
+                t.sink.attr_str(id, "gen_ai.tool.call.id", &clean);
+            }
+        }
         Some(id)
     }
 

@@ -11,10 +11,10 @@
 use serde_json::{json, Value as Json};
 
 use kora_check::hir::AnalyzeCall;
-use kora_models::{Decoded, ModelEntry, Request, Settings, ToolCall};
+use kora_models::{ModelEntry, Request, Settings, ToolCall};
 
-use crate::agents::budget::Meter;
 use crate::agents::cassette::{Entry, KeyMaterial, Mode, Usage};
+use crate::agents::model_effect::{decoded, failure_outcome, reply_outcome};
 use crate::agents::model_span::{Answered, ModelObs};
 use crate::agents::tool_loop::{calls_json, usage_of, Ran, ToolDecl};
 use crate::durable::effect::{Begun, Class, Effect, Kind, Recordable, Stop};
@@ -76,16 +76,22 @@ impl Recordable for TurnRecord {
     }
 }
 
-/// A tool call's journal record: the arguments it ran with, its result, what it printed.
+/// A tool call's journal record: the arguments it ran with, its result, what it printed, and
+/// the outcome it ended the loop with (a foreign tool that got no answer).
 struct ToolRecord {
     args: Json,
     result: Json,
     shown: String,
+    end: Option<Json>,
 }
 
 impl Recordable for ToolRecord {
     fn to_record(&self) -> Json {
-        json!({"args": self.args, "result": self.result, "shown": self.shown})
+        let mut j = json!({"args": self.args, "result": self.result, "shown": self.shown});
+        if let Some(end) = &self.end {
+            j["end"] = end.clone();
+        }
+        j
     }
 
     fn from_record(j: &Json) -> Option<ToolRecord> {
@@ -93,6 +99,7 @@ impl Recordable for ToolRecord {
             args: j.get("args")?.clone(),
             result: j.get("result")?.clone(),
             shown: j.get("shown")?.as_str()?.to_string(),
+            end: j.get("end").cloned(),
         })
     }
 }
@@ -169,6 +176,7 @@ impl Interp<'_> {
                 return Ok(Ran {
                     args: r.args,
                     result: r.result,
+                    end: r.end,
                 });
             }
             Begun::Done(Err(_)) => false,
@@ -188,6 +196,7 @@ impl Interp<'_> {
                     args: r.args.clone(),
                     result: r.result.clone(),
                     shown,
+                    end: r.end.clone(),
                 }),
                 Err(_) => Err("raised".to_string()),
             };
@@ -239,19 +248,27 @@ impl Interp<'_> {
                 obs.answered = Answered::Model;
                 // The transport is given the budget's deadline, so a stalled turn is cut off.
                 let deadline = self.budget_chain().deadline();
-                let reply = match kora_models::call(c.entry, c.settings, c.req, deadline, None) {
+                let cancel = self.cancel.clone();
+                let result = kora_models::call_cancellable(
+                    c.entry,
+                    c.settings,
+                    c.req,
+                    deadline,
+                    cancel.as_ref(),
+                    None,
+                );
+                let reply = match result {
                     Err(failure) => {
                         obs.input_tokens += failure.usage.input_tokens;
                         obs.output_tokens += failure.usage.output_tokens;
                         obs.failure = Some(failure.cause.clone());
-                        obs.attempts.extend(failure.attempt_log);
+                        obs.attempts.extend(failure.attempt_log.iter().cloned());
                         self.spend(c.effect, spent, usage_of(&failure.usage));
-                        let outcome = if failure.deadline_reached && deadline.is_some() {
-                            json!({ "exhausted": Meter::Time.name() })
-                        } else {
-                            json!({ "failed": failure.cause })
-                        };
-                        return Ok(Turned::End(outcome));
+                        if failure.cancelled {
+                            // The race this branch ran in was decided: the branch ends.
+                            return Err(crate::eval::exec::lost_race());
+                        }
+                        return Ok(Turned::End(failure_outcome(&failure, deadline, obs)));
                     }
                     Ok(r) => r,
                 };
@@ -260,17 +277,21 @@ impl Interp<'_> {
                 obs.output_tokens += reply.usage.output_tokens;
                 self.spend(c.effect, spent, usage_of(&reply.usage));
                 obs.attempts.extend(std::mem::take(&mut reply.attempts));
-                let j = if reply.tool_calls.is_empty() {
-                    match kora_models::decode_outcome(&reply.content, c.shape, c.entry.structured) {
-                        Decoded::Ok(v) => json!({ "ok": v }),
-                        Decoded::Uncertain(r) => json!({ "uncertain": r }),
-                        Decoded::Mismatch(path) => {
-                            obs.failure = Some(format!("schema: {path}"));
-                            return Ok(Turned::End(json!({ "failed": format!("schema: {path}") })));
+                obs.reply_seen(&reply);
+                let j = match reply_outcome(&reply, c.entry, obs) {
+                    // Truncated: a failure, which no cassette keeps.
+                    Some(end) if end.get("failed").is_some() => return Ok(Turned::End(end)),
+                    // A refusal: the model's answer, as `Uncertain`.
+                    Some(refused) => refused,
+                    None if reply.tool_calls.is_empty() => {
+                        match decoded(&reply.content, c.shape, c.entry, obs) {
+                            j if j.get("failed").is_some() => return Ok(Turned::End(j)),
+                            j => j,
                         }
                     }
-                } else {
-                    json!({ "tool_calls": calls_json(&reply.tool_calls), "content": reply.content })
+                    None => {
+                        json!({ "tool_calls": calls_json(&reply.tool_calls), "content": reply.content })
+                    }
                 };
                 recorded.push(Entry {
                     key,
@@ -314,6 +335,7 @@ mod tests {
             args: json!({"city": "Paris"}),
             result: json!(21),
             shown: "tool ran\n".into(),
+            end: None,
         };
         let back = ToolRecord::from_record(&t.to_record()).expect("reads back");
         assert_eq!(

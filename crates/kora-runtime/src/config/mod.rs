@@ -1,6 +1,7 @@
 //! `kora.toml` as plain settings: the file found and read strictly (this file), which table
 //! changed since a durable run began (`digest.rs`), `[budget.pricing]` (`pricing.rs`),
-//! `[sinks]` and `[output]` (`sinks.rs`). The bottom of the runtime: it uses no other folder.
+//! `[sinks]` and `[output]` (`sinks.rs`), `[telemetry]` (`telemetry.rs`). The bottom of the
+//! runtime: it uses no other folder.
 //!
 //! `kora.toml`: finding it, reading it strictly, and resolving which model entry a call uses.
 //!
@@ -12,9 +13,11 @@ pub mod digest;
 mod fuzz;
 pub mod pricing;
 pub mod sinks;
+pub mod telemetry;
 
 use std::path::{Path, PathBuf};
 
+use kora_models::config::{CALL_TIMEOUT_RANGE, MAX_RETRIES, TIMEOUT_RANGE};
 use kora_models::{Api, ModelEntry, Settings, Structured};
 
 /// The settings of one `kora.toml`, as far as this build uses them.
@@ -32,10 +35,17 @@ pub struct Config {
     pub max_tool_turns: Option<u32>,
     /// `[sinks]` and `[output]` (see `sinks.rs`).
     pub sinks: sinks::SinkPolicy,
+    /// `[telemetry]` (see `telemetry.rs`).
+    pub telemetry: telemetry::TelemetrySettings,
     /// The entry `default = "name"` names, when it names one.
     pub default_alias: Option<String>,
     /// A digest per top-level table, so a durable resume can tell which settings moved.
     pub table_digests: std::collections::BTreeMap<String, String>,
+    /// The file's text and tables as read: `[mcp]` and `[python]` belong to the crates that
+    /// speak to them, which read them strictly from here (with `line_of` for their lines).
+    pub raw: Option<std::sync::Arc<(String, toml::Table)>>,
+    /// The names `declassify x for NAME:` may give besides models: each `[mcp.NAME]`, `python`.
+    pub external_sinks: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -75,8 +85,12 @@ const TOP_TABLES: &[&str] = &[
     "output",
     "budget",
     "mcp",
+    "python",
     "dependencies",
     "package",
+    // `kora fmt`'s table: read (strictly) by kora-fmt, nothing a run uses.
+    "fmt",
+    "telemetry",
 ];
 const ENTRY_KEYS: &[&str] = &[
     "name",
@@ -95,7 +109,10 @@ impl Config {
 
     /// Reads the nearest `kora.toml` at or above `dir`; no file means defaults.
     pub fn discover(dir: &Path) -> Result<Config, ConfigError> {
-        let mut cur = Some(dir);
+        // `kora run prog.ko` names its folder as `.`, whose parents a relative path cannot
+        // reach: walk up from where it really is.
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let mut cur = Some(real.as_path());
         while let Some(d) = cur {
             let candidate = d.join("kora.toml");
             if candidate.is_file() {
@@ -132,6 +149,14 @@ impl Config {
             table_digests: digest::table_digests(&table),
             ..Config::default()
         };
+        if let Some(mcp) = table.get("mcp").and_then(|m| m.as_table()) {
+            cfg.external_sinks = mcp
+                .iter()
+                .filter(|(_, v)| v.is_table())
+                .map(|(k, _)| k.clone())
+                .collect();
+        }
+        cfg.raw = Some(std::sync::Arc::new((text.to_string(), table.clone())));
         for (k, v) in &table {
             if !TOP_TABLES.contains(&k.as_str()) {
                 return Err(err(
@@ -160,6 +185,8 @@ impl Config {
                 line_of(text, &key, Some("sinks")).or_else(|| line_of(text, &key, Some("output")));
             err(line, m)
         })?;
+        cfg.telemetry = telemetry::parse(&table)
+            .map_err(|(key, m)| err(line_of(text, &key, Some("telemetry")), m))?;
         let Some(models) = table.get("models").and_then(|m| m.as_table()) else {
             return Ok(cfg);
         };
@@ -168,28 +195,27 @@ impl Config {
             let line = line_of(text, k, Some("models"));
             match k.as_str() {
                 "timeout_secs" => {
-                    let secs = v
-                        .as_float()
-                        .or_else(|| v.as_integer().map(|i| i as f64))
-                        .filter(|s| *s > 0.0)
-                        .ok_or_else(|| {
-                            err(
-                                line,
-                                "`[models].timeout_secs` must be a positive number of seconds"
-                                    .into(),
-                            )
-                        })?;
-                    cfg.settings.timeout_secs = secs;
+                    cfg.settings.timeout_secs =
+                        seconds(v, k, TIMEOUT_RANGE, "the longest a request may stay silent")
+                            .map_err(|m| err(line, m))?;
+                }
+                "call_timeout_secs" => {
+                    cfg.settings.call_timeout_secs = seconds(
+                        v,
+                        k,
+                        CALL_TIMEOUT_RANGE,
+                        "the longest one call may take, retries included",
+                    )
+                    .map_err(|m| err(line, m))?;
                 }
                 "max_retries" => {
                     let n = v
                         .as_integer()
-                        .filter(|n| (0..=100).contains(n))
+                        .filter(|n| (0..=i64::from(MAX_RETRIES)).contains(n))
                         .ok_or_else(|| {
                             err(
                                 line,
-                                "`[models].max_retries` must be a whole number from 0 to 100"
-                                    .into(),
+                                format!("`[models].max_retries` must be a whole number from 0 to {MAX_RETRIES}: the retries after a failed first attempt"),
                             )
                         })?;
                     cfg.settings.max_retries = n as u32;
@@ -279,6 +305,19 @@ impl Config {
     }
 }
 
+/// A number of seconds for `[models].key`, inside `range` (NaN, infinities and `1e30` are not).
+fn seconds(v: &toml::Value, key: &str, range: (f64, f64), what: &str) -> Result<f64, String> {
+    v.as_float()
+        .or_else(|| v.as_integer().map(|i| i as f64))
+        .filter(|s| *s >= range.0 && *s <= range.1)
+        .ok_or_else(|| {
+            format!(
+                "`[models].{key}` must be a number of seconds from {} to {} ({what})",
+                range.0, range.1
+            )
+        })
+}
+
 /// An entry written out in full (`{ name, endpoint, ... }`) or as `provider:model`.
 fn entry_from(v: &toml::Value) -> Result<ModelEntry, String> {
     if let Some(s) = v.as_str() {
@@ -329,7 +368,8 @@ fn entry_from(v: &toml::Value) -> Result<ModelEntry, String> {
 }
 
 /// The line a key is written on (inside `[table]` when given): for messages only.
-fn line_of(text: &str, key: &str, table: Option<&str>) -> Option<usize> {
+/// The line of `key` inside `[table]` (or of the table `[key]` itself when `table` is `None`).
+pub fn line_of(text: &str, key: &str, table: Option<&str>) -> Option<usize> {
     let mut in_table = table.is_none();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
@@ -400,6 +440,62 @@ mod tests {
         let e = parse("[modles]\n").expect_err("strict");
         assert!(e.message.contains("[modles]"));
         assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn the_formatter_table_is_accepted_and_does_not_steer_a_run() {
+        let c =
+            parse("[models]\nfast = \"ollama:llama3\"\n[fmt]\nline_length = 100\n").expect("valid");
+        assert!(!c.table_digests.contains_key("fmt"));
+        assert!(c.table_digests.contains_key("models"));
+    }
+
+    #[test]
+    fn timeouts_and_retries_must_lie_in_their_ranges() {
+        let c = parse("[models]\ntimeout_secs = 2.5\ncall_timeout_secs = 600\nmax_retries = 10\n")
+            .expect("valid");
+        assert_eq!(c.settings.timeout_secs, 2.5);
+        assert_eq!(c.settings.call_timeout_secs, 600.0);
+        assert_eq!(c.settings.call_timeout().as_secs(), 600);
+        for (key, bad) in [
+            ("timeout_secs", "1e30"),
+            ("timeout_secs", "0"),
+            ("timeout_secs", "-1"),
+            ("timeout_secs", "nan"),
+            ("timeout_secs", "inf"),
+            ("timeout_secs", "\"60\""),
+            ("call_timeout_secs", "0.01"),
+            ("call_timeout_secs", "100000"),
+            ("max_retries", "11"),
+            ("max_retries", "-1"),
+            ("max_retries", "2.0"),
+        ] {
+            let e = parse(&format!("[models]\n\n{key} = {bad}\n")).expect_err(bad);
+            assert_eq!(e.line, Some(3), "{key} = {bad}: {}", e.message);
+            assert!(e.message.contains(key), "{}", e.message);
+            assert!(e.message.contains(" to "), "names the range: {}", e.message);
+            assert!(e.to_string().starts_with("kora.toml:3: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn telemetry_names_a_collector() {
+        let c =
+            parse("[telemetry]\nendpoint = \"http://localhost:4318\"\nprotocol = \"http/json\"\n")
+                .expect("valid");
+        assert_eq!(
+            c.telemetry.endpoint.as_deref(),
+            Some("http://localhost:4318")
+        );
+        assert_eq!(c.telemetry.protocol.as_deref(), Some("http/json"));
+        for (bad, line) in [
+            ("endpoint = \"localhost:4318\"", 2),
+            ("protocol = \"grpc\"", 2),
+            ("headers = \"x\"", 2),
+        ] {
+            let e = parse(&format!("[telemetry]\n{bad}\n")).expect_err(bad);
+            assert_eq!(e.line, Some(line), "{bad}: {}", e.message);
+        }
     }
 
     #[test]

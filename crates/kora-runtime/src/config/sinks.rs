@@ -70,6 +70,8 @@ impl Config {
         sink == "default"
             || sink == "local_model"
             || sink == "http"
+            || sink == "python"
+            || self.external_sinks.iter().any(|s| s == sink)
             || self.models.iter().any(|m| m.key == sink)
             || self.sinks.named.iter().any(|(n, _)| n == sink)
     }
@@ -80,6 +82,8 @@ impl Config {
         names.push("default".into());
         names.push("http".into());
         names.extend(self.sinks.named.iter().map(|(n, _)| n.clone()));
+        names.extend(self.external_sinks.iter().cloned());
+        names.push("python".into());
         if !names.iter().any(|n| n == "local_model") {
             names.push("local_model".into());
         }

@@ -40,9 +40,20 @@ pub enum Kind {
     FanOut,
     /// One model request inside a tool loop (the loop itself is the `Model` effect a budget meters).
     ModelTurn,
+    /// A call of an MCP server's tool, or the listing of its tools (`use mcp`).
+    Mcp,
+    /// A call of a Python function in a sidecar worker (`use python`).
+    Python,
 }
 
 impl Kind {
+    /// World-changing effects of these kinds write their own attempt record, through
+    /// `Sending::intent`, just before they act: what they say there (where a file's bytes
+    /// go, which database) is only known once they run. Others are marked on entering Sent.
+    pub fn marks_itself(self) -> bool {
+        matches!(self, Kind::FsWrite | Kind::SqlWrite | Kind::Http)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Model => "model",
@@ -61,6 +72,8 @@ impl Kind {
             Kind::Notes => "notes",
             Kind::FanOut => "fan_out",
             Kind::ModelTurn => "model_turn",
+            Kind::Mcp => "mcp",
+            Kind::Python => "python",
         }
     }
 }
@@ -103,6 +116,15 @@ pub enum Observation<'a> {
     Value,
 }
 
+/// What a world-changing effect says just before it acts (`Sending::intent`).
+#[derive(Clone, Debug, Default)]
+pub struct Intent {
+    /// How a later process tells whether it happened; `None`: it cannot (a person decides).
+    pub check: Option<crate::durable::journal::check::Check>,
+    /// What a person's "it happened" replays (`{"ok": ...}`), for an effect without a check.
+    pub done_as: Option<Json>,
+}
+
 /// What an observer decides at Prepared.
 #[derive(Debug)]
 pub enum Verdict {
@@ -133,6 +155,15 @@ pub trait Observer {
     fn terminal(&mut self, _e: &Effect, _ok: bool, _record: &dyn Fn() -> Json) {}
     /// An observer refused the effect at Prepared: it will not be sent and reaches no Terminal.
     fn abandoned(&mut self, _e: &Effect) {}
+    /// The performer is about to act (`Sending::intent`). An observer that keeps attempt
+    /// records writes one now; the answer is the name it keeps the effect under, which the
+    /// performer may record beside the effect itself (a SQLite row, a request header).
+    fn intent(&mut self, _e: &Effect, _i: &Intent) -> Option<String> {
+        None
+    }
+    /// What reached the program is classified (`Sending::classified`): a record of it must
+    /// not hold its text. `reread` is the value when the effect can read it again on resume.
+    fn classified(&mut self, _e: &Effect, _reread: Option<&[u8]>) {}
 }
 
 /// Makes an observer for a `parallel for` branch or an isolated agent, which runs on its own
@@ -202,6 +233,25 @@ impl Sending<'_, '_> {
 
     pub fn is_observed(&self) -> bool {
         !self.pipeline.observers.is_empty() || self.local.is_some()
+    }
+
+    /// Says what the effect is about to do, just before it touches the world; returns the
+    /// name a journal keeps it under (`None` when nothing journals it).
+    pub fn intent(&mut self, i: &Intent) -> Option<String> {
+        let mut name = None;
+        self.each(|o, e| {
+            if let Some(n) = o.intent(e, i) {
+                name.get_or_insert(n);
+            }
+        });
+        name
+    }
+
+    /// Says that what reaches the program is classified: `reread` is the value itself when
+    /// the effect reads it again on resume (a record keeps only a keyed digest), `None` when
+    /// it must be replayed (a record keeps it sealed).
+    pub fn classified(&mut self, reread: Option<&[u8]>) {
+        self.each(|o, e| o.classified(e, reread));
     }
 }
 

@@ -24,14 +24,16 @@ impl Interp<'_> {
                 || match (&mut cur, &rhs) {
                     (Value::Str(a), Value::Str(b)) => match Rc::get_mut(a) {
                         Some(a) => {
-                            a.push_str(b.as_str());
+                            a.push_str_within(b.as_str())?;
                             true
                         }
                         None => false,
                     },
                     (Value::List(a), Value::List(b)) if Rc::strong_count(a) == 1 => {
                         let extra = b.borrow().clone();
-                        a.borrow_mut().extend(extra);
+                        let mut a = a.borrow_mut();
+                        crate::value::grow::reserve_vec(&mut a, extra.len(), "the list")?;
+                        a.extend(extra);
                         true
                     }
                     _ => false,

@@ -4,14 +4,15 @@
 //! `reversed` return lists rather than lazy iterators; `type(x)` returns the
 //! builtin (`int`, `str`, ...) or record type when there is one, and otherwise
 //! the string `"<class 'NoneType'>"` (so printing it still matches Python);
-//! `isinstance` is rejected in favour of `match`.
+//! `isinstance` answers for the built-in types and records, as Python's does (`True` is an
+//! `int`); `exit` ends the run with a status, as `sys.exit` does.
 
 pub(crate) mod args;
 mod convert;
 mod num;
 mod seq;
 
-use kora_check::hir::{sym, BuiltinId, Sym};
+use kora_check::hir::{sym, BuiltinId, Sym, TypeTest};
 
 use crate::error::{codes, fail, type_error, RtResult};
 use crate::value::caller::Caller;
@@ -69,6 +70,7 @@ pub mod id {
     pub const HEX: u16 = 40;
     pub const OCT: u16 = 41;
     pub const BIN: u16 = 42;
+    pub const EXIT: u16 = 43;
 }
 
 /// Calls built-in `id` with evaluated arguments.
@@ -137,6 +139,7 @@ pub(crate) fn call_plain(
         id::REPR => {
             args::no_kwargs("repr", &kwargs)?;
             args::exactly_one("repr", &args)?;
+            crate::value::big_int::check_text(&args[0])?;
             Ok(Value::str(repr_string(ctx.program(), &args[0])))
         }
         id::ORD => {
@@ -162,7 +165,17 @@ pub(crate) fn call_plain(
         id::OK | id::ERR | id::UNCERTAIN | id::EXHAUSTED | id::FAILED => {
             outcome(id.0, name, args, &kwargs)
         }
-        id::ISINSTANCE => type_error("isinstance is not supported: use match"),
+        id::ISINSTANCE => {
+            args::no_kwargs("isinstance", &kwargs)?;
+            if args.len() != 2 {
+                return type_error(format!(
+                    "isinstance expected 2 arguments, got {}",
+                    args.len()
+                ));
+            }
+            isinstance(&args[0], &args[1]).map(Value::Bool)
+        }
+        id::EXIT => exit(ctx, args, kwargs),
         id::INPUT => input(ctx, args, &kwargs),
         id::TYPE => {
             args::no_kwargs("type", &kwargs)?;
@@ -202,6 +215,7 @@ fn print(ctx: &mut dyn Caller, args: Vec<Value>, mut kwargs: Vec<(Sym, Value)>) 
         if i > 0 {
             out.push_str(sep.as_deref().unwrap_or(" "));
         }
+        crate::value::big_int::check_text(a)?;
         to_str(p, a, &mut out);
     }
     out.push_str(end.as_deref().unwrap_or("\n"));
@@ -320,10 +334,90 @@ fn input(ctx: &mut dyn Caller, args: Vec<Value>, kwargs: &[(Sym, Value)]) -> RtR
     }
 }
 
+/// Whether `v` is an instance of the built-in type `test`, as Python's `isinstance` answers
+/// (a `bool` is an `int`; an `int` is not a `float`). A label does not change the answer.
+pub fn is_instance(test: TypeTest, v: &Value) -> bool {
+    let plain = crate::labels::label::plain(v);
+    let v: &Value = &plain;
+    match (test, v) {
+        (_, Value::Cell(c)) => is_instance(test, &c.borrow()),
+        (TypeTest::Int, Value::Int(_) | Value::BigInt(_) | Value::Bool(_)) => true,
+        (TypeTest::Float, Value::Float(_)) => true,
+        (TypeTest::Str, Value::Str(_)) => true,
+        (TypeTest::Bool, Value::Bool(_)) => true,
+        (TypeTest::List, Value::List(_)) => true,
+        (TypeTest::Dict, Value::Dict(_)) => true,
+        (TypeTest::Tuple, Value::Tuple(_)) => true,
+        (TypeTest::Set, Value::Set(_)) => true,
+        _ => false,
+    }
+}
+
+/// `isinstance(v, t)` where `t` is a built-in type, a record type or a tuple of them.
+fn isinstance(v: &Value, t: &Value) -> RtResult<bool> {
+    match t {
+        Value::Builtin(b) => match TypeTest::from_name(kora_check::hir::builtin_name(*b)) {
+            Some(test) => Ok(is_instance(test, v)),
+            None => not_a_type(t),
+        },
+        Value::Type(tid) => Ok(match &*crate::labels::label::plain(v) {
+            Value::Record(r) => r.ty == *tid,
+            _ => false,
+        }),
+        Value::Tuple(ts) => {
+            for x in ts.iter() {
+                if isinstance(v, x)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        _ => not_a_type(t),
+    }
+}
+
+fn not_a_type<T>(t: &Value) -> RtResult<T> {
+    type_error(format!(
+        "isinstance() arg 2 must be a type or tuple of types, not {}",
+        type_name(t)
+    ))
+}
+
+/// `exit()`, `exit(code)`, `exit("message")`: ends the run. An int (or `None`, 0) is the
+/// process status, as the operating system keeps it (0 to 255); anything else is printed
+/// on stderr and the status is 1, as CPython's `sys.exit` does.
+fn exit(
+    ctx: &mut dyn Caller,
+    mut args: Vec<Value>,
+    mut kwargs: Vec<(Sym, Value)>,
+) -> RtResult<Value> {
+    let p = ctx.program();
+    let code = args::take_named(p, &mut kwargs, "code");
+    args::done(p, &kwargs, "exit")?;
+    args::count("exit", &args, 0, 1)?;
+    let arg = match (args.pop(), code) {
+        (Some(_), Some(_)) => return type_error("exit() got multiple values for argument 'code'"),
+        (Some(v), None) | (None, Some(v)) => v,
+        (None, None) => Value::None,
+    };
+    let plain = crate::labels::label::plain(&arg);
+    let (status, message) = match &*plain {
+        Value::None => (0, String::new()),
+        Value::Int(i) => ((*i & 0xff) as i32, String::new()),
+        Value::Bool(b) => (*b as i32, String::new()),
+        _ => {
+            let mut m = String::new();
+            to_str(p, &arg, &mut m);
+            (1, m)
+        }
+    };
+    Err(crate::error::RtError::exit(status, message))
+}
+
 fn type_of(v: &Value) -> Value {
     let builtin = |id: u16| Value::Builtin(BuiltinId(id));
     match v {
-        Value::Int(_) => builtin(id::INT),
+        Value::Int(_) | Value::BigInt(_) => builtin(id::INT),
         Value::Float(_) => builtin(id::FLOAT),
         Value::Str(_) => builtin(id::STR),
         Value::Bool(_) => builtin(id::BOOL),

@@ -19,11 +19,16 @@ impl Interp<'_> {
         let mut size = None;
         self.comp_each(c, 0, &mut size, &mut |_, k, v| {
             match &mut acc {
-                Acc::List(l) => l.push(k),
+                Acc::List(l) => {
+                    crate::value::grow::room(l, "the list")?;
+                    l.push(k)
+                }
                 Acc::Set(s) => {
+                    crate::value::grow::entry_room(s.len(), 32, "the set")?;
                     s.insert(hashable(k)?);
                 }
                 Acc::Dict(d) => {
+                    crate::value::grow::entry_room(d.len(), 48, "the dict")?;
                     d.insert(hashable(k)?, v.unwrap_or_default());
                 }
             }

@@ -54,13 +54,26 @@ impl Interp<'_> {
                 ));
             }
         }
+        if self
+            .interrupt
+            .is_some_and(|i| i.swap(false, std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(RtError::new(
+                codes::INTERRUPTED,
+                "interrupted (Ctrl-C); what ran before it stays done",
+            ));
+        }
         if let Some((winner, me)) = &self.race {
             if winner.load(std::sync::atomic::Ordering::Acquire) < *me {
-                return Err(RtError::new(
-                    codes::STOPPED,
-                    "this branch was stopped because an earlier branch of the `first` race answered",
-                ));
+                return Err(lost_race());
             }
+        }
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(kora_models::Cancel::is_cancelled)
+        {
+            return Err(lost_race());
         }
         Ok(())
     }
@@ -82,7 +95,11 @@ impl Interp<'_> {
     #[cold]
     pub(crate) fn debug_error(&mut self, e: &RtError) {
         // A sibling's stop and a durable run's suspension are how a run ends, not failures.
-        if !e.trace.is_empty() || e.code == codes::STOPPED || e.code == codes::SUSPENDED {
+        if !e.trace.is_empty()
+            || e.code == codes::STOPPED
+            || e.code == codes::SUSPENDED
+            || e.code == codes::EXIT
+        {
             return;
         }
         if let Some(mut d) = self.debugger.take() {
@@ -217,6 +234,12 @@ impl Interp<'_> {
             S::Assert(c, msg) => self.exec_assert(c, msg.as_ref())?,
             S::Del(items) => self.exec_del(items)?,
             S::Mock(value, body) => return self.exec_mock(value, body, s.span),
+            S::MockExternal {
+                ext,
+                member,
+                value,
+                body,
+            } => return self.exec_external_mock(*ext, member, value, body, s.span),
             S::ParallelFor(p) => return self.exec_parallel(p),
             S::BreakValue(e) => {
                 self.flow_value = self.eval(e)?;
@@ -507,4 +530,13 @@ pub(crate) fn fast_arith(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
         .map(Value::Float),
         _ => None,
     }
+}
+
+/// The stop of a branch that can no longer win its `first` race (or runs inside one that cannot).
+#[cold]
+pub(crate) fn lost_race() -> Box<RtError> {
+    RtError::new(
+        codes::STOPPED,
+        "this branch was stopped because an earlier branch of the `first` race answered",
+    )
 }

@@ -19,6 +19,18 @@ pub(crate) fn at<T>(r: RtResult<T>, e: &hir::Expr) -> RtResult<T> {
     })
 }
 
+/// An outcome tested for truth where the checker could not see it was one.
+#[cold]
+fn outcome_truth(tag: crate::value::OutcomeTag) -> Box<crate::error::RtError> {
+    crate::error::RtError::new(
+        crate::error::codes::TYPE,
+        format!(
+            "an outcome has no truth value (this one is `{}`): match it, or bind its payload with `x: T = ... else:`",
+            tag.name()
+        ),
+    )
+}
+
 impl Interp<'_> {
     /// Leaf operands evaluated in place: a local or an int literal costs no recursive call.
     #[inline(always)]
@@ -57,7 +69,11 @@ impl Interp<'_> {
                 return r;
             }
         }
-        Ok(self.eval(e)?.truthy())
+        let v = self.eval(e)?;
+        if let Value::Outcome(o) = &v {
+            return Err(outcome_truth(o.tag));
+        }
+        Ok(v.truthy())
     }
 
     pub(crate) fn eval(&mut self, e: &hir::Expr) -> RtResult<Value> {
@@ -185,6 +201,7 @@ impl Interp<'_> {
         match &e.kind {
             E::ModuleGlobal(m, g) => self.global(m.0 as usize, *g as usize),
             E::Builtin(b) => Ok(Value::Builtin(*b)),
+            E::BigInt(digits) => Ok(crate::value::big_int::literal(digits)),
             E::Type(t) => Ok(Value::Type(*t)),
             E::Module(m) => Ok(Value::Module(*m)),
             E::FString(parts) => {
@@ -301,6 +318,8 @@ impl Interp<'_> {
             | E::Str(_) => self.eval(e),
             E::Analyze(call) => at(self.analyze(call), e),
             E::StdCall(call) => at(self.std_call(call), e),
+            E::ExternalCall(call) => at(self.external_call(call), e),
+            E::ExternalMember(ext, member) => at(self.external_member(*ext, member.as_deref()), e),
             E::AskHuman(call) => at(self.ask_human(call), e),
             E::Classified(value, origin) => self.eval_classified(value, origin),
             E::Unverified(value, origin) => self.eval_unverified(value, origin),
@@ -440,7 +459,9 @@ impl Interp<'_> {
             match (&recv, args.positional.as_slice()) {
                 (Value::List(l), [x]) if name == sym::APPEND => {
                     let v = self.eval(x)?;
-                    l.borrow_mut().push(v);
+                    let mut items = l.borrow_mut();
+                    crate::value::grow::room(&mut items, "the list")?;
+                    items.push(v);
                     return Ok(Value::None);
                 }
                 (Value::Dict(d), [k, rest @ ..]) if name == sym::GET && rest.len() <= 1 => {
@@ -539,7 +560,7 @@ impl Interp<'_> {
             match p {
                 FPart::Lit(i) => {
                     if let Value::Str(s) = &self.consts[*i as usize] {
-                        out.push_str(s.as_str());
+                        crate::value::grow::push_str(out, s.as_str(), "the f-string")?;
                     }
                 }
                 FPart::Field { expr, conv, spec } => {
@@ -567,14 +588,25 @@ impl Interp<'_> {
                         _ => v,
                     };
                     if spec.is_empty() {
-                        crate::value::format::to_str(&self.prog, &v, out);
+                        match &v {
+                            Value::Str(s) => {
+                                crate::value::grow::push_str(out, s.as_str(), "the f-string")?
+                            }
+                            _ => {
+                                at(crate::value::big_int::check_text(&v), expr)?;
+                                let mut piece = String::new();
+                                crate::value::format::to_str(&self.prog, &v, &mut piece);
+                                crate::value::grow::push_str(out, &piece, "the f-string")?;
+                            }
+                        }
                     } else {
                         let mut spec_text = String::new();
                         self.fstring(spec, &mut spec_text, tags)?;
-                        out.push_str(&at(
+                        let piece = at(
                             crate::value::format::format_value(&self.prog, &v, &spec_text),
                             expr,
-                        )?);
+                        )?;
+                        crate::value::grow::push_str(out, &piece, "the f-string")?;
                     }
                 }
             }

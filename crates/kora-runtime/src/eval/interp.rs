@@ -121,8 +121,13 @@ pub struct Interp<'io> {
     /// In a `first` branch: the race's winner so far, and this branch's index. A branch
     /// behind the winner cannot win, so it stops at its next statement.
     pub(crate) race: Option<(std::sync::Arc<std::sync::atomic::AtomicUsize>, usize)>,
+    /// In a `first` race's branch (or anything nested in one): cancelled once the branch
+    /// cannot win, which ends its model calls in flight (see `parallel/fan_out.rs`).
+    pub(crate) cancel: Option<kora_models::Cancel>,
     /// A debugger or a stop flag wants to see every statement: one test per statement for both.
     pub(crate) watched: bool,
+    /// Set by Ctrl-C in `kora repl`: the running entry stops at its next statement.
+    pub(crate) interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     /// The next call of an isolated agent is the one this worker was made for: run it here.
     pub(crate) enter_isolated: bool,
     /// Active `with context(...)` blocks, innermost last (see `agents/context_fence.rs`).
@@ -130,6 +135,8 @@ pub struct Interp<'io> {
     /// The budget scope in force, shared with the budget's observer; `None` until the run
     /// first enters a `budget` block or adopts a chain (see `agents/budget_scope.rs`).
     pub(crate) budget: Option<crate::agents::budget::CurrentBudget>,
+    /// The providers of `use mcp` / `use python` modules, set by the embedder (see `external/`).
+    pub(crate) externals: Option<std::sync::Arc<crate::external::Registry>>,
 }
 
 impl<'io> Interp<'io> {
@@ -173,11 +180,19 @@ impl<'io> Interp<'io> {
             lazy: None,
             stop: None,
             race: None,
+            cancel: None,
             watched: false,
+            interrupt: None,
             enter_isolated: false,
             fences: Vec::new(),
             budget: None,
+            externals: None,
         }
+    }
+
+    /// The providers `use mcp` / `use python` modules are called through.
+    pub fn set_externals(&mut self, r: std::sync::Arc<crate::external::Registry>) {
+        self.externals = Some(r);
     }
 
     /// Where `input()` reads from; without one it reports end of input.

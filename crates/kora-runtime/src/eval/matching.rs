@@ -159,6 +159,39 @@ impl Interp<'_> {
                 }
                 true
             }
+            Pattern::SequenceStar(before, rest, after) => {
+                let items: std::rc::Rc<Vec<Value>> = match v {
+                    Value::List(l) => std::rc::Rc::new(l.borrow().clone()),
+                    Value::Tuple(t) => t.clone(),
+                    _ => return self.match_opened(p, v),
+                };
+                let fixed = before.len() + after.len();
+                if items.len() < fixed {
+                    return Ok(false);
+                }
+                let tail = items.len() - after.len();
+                for (p, x) in before.iter().zip(&items[..before.len()]) {
+                    if !self.match_pattern(p, x)? {
+                        return Ok(false);
+                    }
+                }
+                for (p, x) in after.iter().zip(&items[tail..]) {
+                    if !self.match_pattern(p, x)? {
+                        return Ok(false);
+                    }
+                }
+                self.assign(rest, Value::list(items[before.len()..tail].to_vec()))?;
+                true
+            }
+            Pattern::Class(test, inner) => {
+                if !crate::eval::builtins::is_instance(*test, v) {
+                    return Ok(false);
+                }
+                match inner {
+                    Some(p) => self.match_pattern(p, v)?,
+                    None => true,
+                }
+            }
             Pattern::Or(alts) => {
                 for a in alts {
                     if self.match_pattern(a, v)? {

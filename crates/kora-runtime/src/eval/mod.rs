@@ -2,8 +2,8 @@
 //! statements (`exec.rs`, `aug_assign.rs`, `for_loop.rs`, `del_item.rs`, `assert.rs`),
 //! expressions (`expr.rs`, `comprehension.rs`, `matching.rs`, `attrs.rs`), built-ins and
 //! methods (`builtins/`, `methods/`), how calls carry labels (`label_calls.rs`), `classified`
-//! and `declassify` (`declassify.rs`), and its side of the tracer and debugger seams
-//! (`tracing.rs`).
+//! and `declassify` (`declassify.rs`), its side of the tracer and debugger seams
+//! (`tracing.rs`), and running a program that grows entry by entry (`session.rs`).
 //!
 //! May use: `config`, `value`, `labels`, `durable`, `observe`. One exception, listed in
 //! `docs/architecture.md`: `interp.rs` names the run state of `stdlib`, `agents` and
@@ -28,5 +28,6 @@ pub mod interp;
 pub(crate) mod label_calls;
 pub(crate) mod matching;
 pub mod methods;
+pub(crate) mod session;
 pub use interp::Interp;
 pub(crate) mod tracing;

@@ -8,8 +8,11 @@
 //! Attribute keys are `&'static str` and values are built by the runtime from
 //! configuration and source text only (model names, call sites, token counts,
 //! outcome tags), never from a program's values: that is what keeps a
-//! classified value out of every span. A future attribute that carries a
-//! program value must go through a label check at the one place it is built.
+//! classified value out of every span. The one exception is what a provider says about
+//! its reply (its id, the model that answered, why it stopped, a tool call's id): provider
+//! text, never a program value, and it has passed `kora_models::redact` before it gets
+//! here. A future attribute that carries a program value must go through a label check at
+//! the one place it is built.
 
 use std::time::SystemTime;
 
@@ -42,6 +45,8 @@ pub enum AttrValue {
     Int(i64),
     Float(f64),
     Bool(bool),
+    /// A list of strings (OTLP's `arrayValue`): `gen_ai.response.finish_reasons`.
+    StrList(Vec<String>),
 }
 
 impl AttrValue {
@@ -103,6 +108,7 @@ pub trait Tracer {
             AttrRef::Str(s) => self.attr_str(span, key, s),
             AttrRef::Static(s) => self.attr(span, key, AttrValue::Static(s)),
             AttrRef::Int(n) => self.attr(span, key, AttrValue::Int(n)),
+            AttrRef::Strs(l) => self.attr(span, key, AttrValue::StrList(l.to_vec())),
         });
         self.close(span, end, status, None);
     }
@@ -130,6 +136,7 @@ pub enum AttrRef<'a> {
     Str(&'a str),
     Static(&'static str),
     Int(i64),
+    Strs(&'a [String]),
 }
 
 /// The attributes of a model call's span (GenAI semantic conventions and Kora's own), built
@@ -153,6 +160,17 @@ pub struct ModelCallSpan<'a> {
     pub outcome: Option<&'static str>,
     /// An error code, an HTTP status or `schema`: never a message, which may quote values.
     pub error_type: Option<&'a str>,
+    /// The provider's id for its reply.
+    pub response_id: Option<&'a str>,
+    /// The model that answered, as the provider names it.
+    pub response_model: Option<&'a str>,
+    /// Why the model stopped (`stop`, `length`, `tool_calls`), one per choice.
+    pub finish_reasons: &'a [String],
+    /// The endpoint's host and port.
+    pub server_address: Option<&'a str>,
+    pub server_port: Option<u16>,
+    /// The entry's `max_output_tokens`.
+    pub max_tokens: Option<u32>,
 }
 
 impl<'a> ModelCallSpan<'a> {
@@ -165,6 +183,27 @@ impl<'a> ModelCallSpan<'a> {
         }
         if let Some(a) = self.agent {
             f("gen_ai.agent.name", AttrRef::Str(a));
+        }
+        if let Some(n) = self.max_tokens {
+            f("gen_ai.request.max_tokens", AttrRef::Int(i64::from(n)));
+        }
+        if let Some(h) = self.server_address {
+            f("server.address", AttrRef::Str(h));
+        }
+        if let Some(p) = self.server_port {
+            f("server.port", AttrRef::Int(i64::from(p)));
+        }
+        if let Some(id) = self.response_id {
+            f("gen_ai.response.id", AttrRef::Str(id));
+        }
+        if let Some(m) = self.response_model {
+            f("gen_ai.response.model", AttrRef::Str(m));
+        }
+        if !self.finish_reasons.is_empty() {
+            f(
+                "gen_ai.response.finish_reasons",
+                AttrRef::Strs(self.finish_reasons),
+            );
         }
         f("kora.site", AttrRef::Str(self.site));
         f("kora.answered_by", AttrRef::Static(self.answered));

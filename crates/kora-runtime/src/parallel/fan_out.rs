@@ -55,12 +55,15 @@ impl LazyGlobals {
     }
 }
 
+/// A `with mock` crossing into a branch: its answer, where it is, and the external member it mocks.
+type PortableMock = (Portable, String, Option<(kora_check::hir::ExtId, String)>);
+
 /// What every worker starts from: plain data, shared by reference across threads.
 pub(crate) struct Seed {
     prog: Arc<Program>,
     globals: Arc<ModuleCopies>,
     mod_state: Vec<ModState>,
-    mocks: Vec<(Portable, String)>,
+    mocks: Vec<PortableMock>,
     models: Option<crate::agents::analyze::SharedModels>,
     /// The enclosing `with model(...)` / agent choices: a branch's calls use the same model.
     model_scope: Vec<String>,
@@ -70,6 +73,10 @@ pub(crate) struct Seed {
     run: BranchRun,
     /// The caller is traced: each branch records its spans for the caller to adopt.
     pub(crate) traced: bool,
+    externals: Option<Arc<crate::external::Registry>>,
+    /// The caller's own cancellation (it is a branch of a `first` race): its branches'
+    /// tokens are children of it, so cancelling the caller reaches their calls.
+    cancel: Option<kora_models::Cancel>,
 }
 
 /// What a branch's standard library continues from its caller: the run id, the arguments,
@@ -104,19 +111,23 @@ impl Seed {
         w.lazy = Some(Box::new(LazyGlobals::new(self.globals.clone())));
         w.mod_state = self.mod_state.clone();
         w.models = self.models.clone();
+        w.externals = self.externals.clone();
         w.model_scope = self.model_scope.clone();
         // The mock stack crosses the boundary: a test that fans out stays mocked.
         w.mocks = self
             .mocks
             .iter()
-            .map(|(v, at)| Mock {
+            .map(|(v, at, member)| Mock {
                 value: v.to_value(),
                 at: at.clone(),
+                member: member.clone(),
             })
             .collect();
         if !self.budget.is_unbudgeted() {
             w.adopt_budget(self.budget.clone());
         }
+        // An isolated agent run from a branch that loses its race stops with it.
+        w.cancel = self.cancel.clone();
         w
     }
 }
@@ -172,7 +183,7 @@ impl Interp<'_> {
         }
         let mut mocks = Vec::with_capacity(self.mocks.len());
         for m in &self.mocks {
-            mocks.push((Portable::of(&m.value)?, m.at.clone()));
+            mocks.push((Portable::of(&m.value)?, m.at.clone(), m.member.clone()));
         }
         Ok(Seed {
             prog: self.prog.clone(),
@@ -184,6 +195,8 @@ impl Interp<'_> {
             budget: self.budget_chain(),
             run,
             traced: self.tracing.is_some(),
+            externals: self.externals.clone(),
+            cancel: self.cancel.clone(),
         })
     }
 
@@ -381,6 +394,9 @@ fn fan_out(
     }));
     let stop = Arc::new(AtomicBool::new(false));
     let calm = Arc::new(AtomicBool::new(false));
+    // The tokens of branches running a live race (or inside a cancellable caller), by index.
+    let running: Mutex<Vec<(usize, kora_models::Cancel)>> = Mutex::new(Vec::new());
+    let cancellable = only.is_none() && (p.first || seed.cancel.is_some());
     let slots: Vec<Mutex<Option<BranchOut>>> = (0..n).map(|_| Mutex::new(None)).collect();
     let width = match crate::parallel::pool::pool() {
         Some(pool) => pool.current_num_threads(),
@@ -407,10 +423,33 @@ fn fan_out(
         let flag = if only.is_some() { &calm } else { &stop };
         // A resume replays recorded branches whole (`calm`), so only a live race stops losers.
         let race = (only.is_none() && p.first).then_some(&winner);
-        let out = run_branch(seed, frame, p, (i, &inputs[i]), flag, race);
+        let cancel = cancellable.then(|| {
+            let token = seed
+                .cancel
+                .as_ref()
+                .map_or_else(kora_models::Cancel::new, |c| c.child());
+            lock(&running).push((i, token.clone()));
+            // Registered first, then checked: a winner decided in between is seen here, and
+            // one decided later sweeps this token.
+            if p.first && winner.load(Ordering::Acquire) < i {
+                token.cancel();
+            }
+            token
+        });
+        let out = run_branch(seed, frame, p, (i, &inputs[i]), flag, race, cancel);
+        if cancellable {
+            lock(&running).retain(|(k, _)| *k != i);
+        }
         match out.ended {
             Ended::Answer(_) if p.first => {
-                winner.fetch_min(i, Ordering::AcqRel);
+                let best = winner.fetch_min(i, Ordering::AcqRel).min(i);
+                // Every branch after the winner so far can no longer win: its calls in flight
+                // are abandoned now rather than left to run out their timeouts and retries.
+                for (k, token) in lock(&running).iter() {
+                    if *k > best {
+                        token.cancel();
+                    }
+                }
             }
             Ended::Break(_) | Ended::Raised(_) => stop.store(true, Ordering::Relaxed),
             _ => {}
@@ -439,6 +478,7 @@ fn run_branch(
     (index, item): (usize, &Portable),
     stop: &Arc<AtomicBool>,
     race: Option<&Arc<AtomicUsize>>,
+    cancel: Option<kora_models::Cancel>,
 ) -> BranchOut {
     let mut out = Vec::new();
     let mut buf = SpanBuffer::default();
@@ -450,6 +490,7 @@ fn run_branch(
         }
         w.stop = Some(stop.clone());
         w.race = race.map(|r| (r.clone(), index));
+        w.cancel = cancel;
         w.watched = true;
         let f = &frame.func;
         w.stack.resize(f.nlocals as usize, Value::None);
@@ -508,6 +549,11 @@ fn run_branch(
         buf
     });
     BranchOut { ended, out, spans }
+}
+
+/// Locks the race's registry; a branch that panicked holding it left the list whole.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn answer(v: &Value, wrap: impl FnOnce(Portable) -> Ended) -> Ended {

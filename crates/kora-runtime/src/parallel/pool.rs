@@ -37,6 +37,11 @@ pub(crate) fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
+/// How many branches of a `parallel for` run at once (what a provider sizes its pool by).
+pub fn branch_width() -> usize {
+    width(cores(), std::env::var("KORA_PARALLEL_WIDTH").ok())
+}
+
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }

@@ -1,8 +1,8 @@
 //! `env`: environment variables as results (a missing one is `Err` naming it) and the program's arguments.
 //!
 //! The defect fixed: `os.environ["KEY"]` raises and `os.getenv` returns a
-//! silent `None`. Labels (later issue) will mark every value read here
-//! `classified` at this point, before it reaches the program.
+//! silent `None`. Every value read here is `classified` (`labels.rs`), so a
+//! journal keeps only a keyed digest of it and a resume reads it again.
 
 use kora_check::std_api::StdFn;
 
@@ -28,9 +28,9 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                     }
                 })?;
                 s.observe(Observation::Value);
+                s.classified(Some(v.as_bytes()));
                 Ok(v)
             })?;
-            // Seam for labels: the value becomes `classified` here.
             Ok(match r {
                 Ok(v) => ok(Value::str(v)),
                 Err(why) => err(why),

@@ -1,12 +1,11 @@
-//! `fs`: files as results, not exceptions; paths relative to the program's folder; reads digested, writes world-changing.
+//! `fs`: files as results, not exceptions; paths relative to the program's folder; reads digested, writes world-changing and checkable.
 //!
 //! The defect fixed: Python's `open` raises, and a relative path means the
 //! current directory, so a program behaves differently depending on where it
 //! was started. Here every failure is an `Err` naming the path, and a relative
-//! path is the program's own folder. Labels (later) will require a path that
-//! came from unverified data to be narrowed before it reaches these calls.
+//! path is the program's own folder. Every write says, before it acts, how a
+//! resume can tell whether it happened (`fs_write.rs` for `write` and `append`).
 
-use std::io::Write as _;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -14,7 +13,8 @@ use kora_check::std_api::StdFn;
 
 use super::image::Image;
 use super::{outcome, str_list, Args, Native};
-use crate::durable::effect::{Kind, Observation};
+use crate::durable::effect::{Intent, Kind, Observation};
+use crate::durable::journal::check::Check;
 use crate::error::{codes, RtError, RtResult};
 use crate::eval::interp::Interp;
 use crate::value::Value;
@@ -85,16 +85,13 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let append = a.func == StdFn::FsAppend;
             let host = it.host();
             let full = host.resolve(&p);
-            let r = host.effect(&a.effect(Kind::FsWrite, &p, &name), |_| {
-                let mut f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .write(true)
-                    .append(append)
-                    .truncate(!append)
-                    .open(&full)
-                    .map_err(|e| io_why(&p, &e))?;
-                f.write_all(text.as_bytes()).map_err(|e| io_why(&p, &e))?;
-                Ok(())
+            let durable = host.durable;
+            let r = host.effect(&a.effect(Kind::FsWrite, &p, &name), |s| {
+                if append {
+                    super::fs_write::append(s, &p, &full, text.as_bytes(), durable)
+                } else {
+                    super::fs_write::write_whole(s, &p, &full, text.as_bytes(), durable)
+                }
             })?;
             Ok(outcome(r, |_| Value::None))
         }
@@ -102,7 +99,13 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let p = a.str(0)?.to_string();
             let host = it.host();
             let full = host.resolve(&p);
-            let r = host.effect(&a.effect(Kind::FsWrite, &p, &name), |_| {
+            let r = host.effect(&a.effect(Kind::FsWrite, &p, &name), |s| {
+                s.intent(&Intent {
+                    check: Some(Check::Removed {
+                        path: full.to_string_lossy().into_owned(),
+                    }),
+                    done_as: None,
+                });
                 let res = if full.is_dir() {
                     std::fs::remove_dir(&full)
                 } else {
@@ -116,7 +119,13 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let p = a.str(0)?.to_string();
             let host = it.host();
             let full = host.resolve(&p);
-            let r = host.effect(&a.effect(Kind::FsWrite, &p, &name), |_| {
+            let r = host.effect(&a.effect(Kind::FsWrite, &p, &name), |s| {
+                s.intent(&Intent {
+                    check: Some(Check::Folder {
+                        path: full.to_string_lossy().into_owned(),
+                    }),
+                    done_as: None,
+                });
                 std::fs::create_dir_all(&full).map_err(|e| io_why(&p, &e))
             })?;
             Ok(outcome(r, |_| Value::None))

@@ -5,7 +5,9 @@
 //! call has a timeout (30 s unless given), a GET is retried on connection
 //! failures, timeouts, 429 and 5xx (honouring `Retry-After`), and a status of
 //! 400 or more is an `Err` carrying the status and the start of the body.
-//! Labels (later issue): the body is `unverified` here, and the URL is a sink.
+//! In a durable run a POST carries an `Idempotency-Key` derived from the run and
+//! the effect, so a person who resumes with `--retry` after a kill repeats it
+//! safely against a server that honours the header.
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -15,7 +17,7 @@ use ureq::Agent;
 use kora_check::std_api::StdFn;
 
 use super::{err, ok, Args};
-use crate::durable::effect::{Kind, Observation, Recordable, Sending};
+use crate::durable::effect::{Intent, Kind, Observation, Recordable, Sending};
 use crate::error::{codes, RtError, RtResult};
 use crate::eval::interp::Interp;
 use crate::value::{Dict, Key, Value};
@@ -113,7 +115,23 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     let deadline = it.budget_chain().deadline();
     let host = it.host();
     let mut jitter = host.rng.clone();
+    let run = host.run_id.clone();
+    let mut headers = headers;
     let r = host.effect(&a.effect(Kind::Http, &url, &name), |s| {
+        if post {
+            // Nothing on this machine says whether a POST happened: a person decides, and
+            // "it happened" replays a response that was never seen (status 0, no body).
+            let named = s.intent(&Intent {
+                check: None,
+                done_as: Some(serde_json::json!({"ok": {"status": 0, "body": "", "headers": []}})),
+            });
+            let given = headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("idempotency-key"));
+            if let (Some(effect), false) = (named, given) {
+                headers.push(("Idempotency-Key".into(), idempotency_key(&run, &effect)));
+            }
+        }
         let agent = agent(is_loopback(&url));
         loop {
             let Some(this_timeout) =
@@ -183,6 +201,20 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         Some(t) => it.std_record(t, fields),
         None => Value::tuple(fields),
     }))
+}
+
+/// The same for every attempt of one effect of one run, different for any other.
+fn idempotency_key(run: &str, effect: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(run.as_bytes());
+    h.update([0]);
+    h.update(effect.as_bytes());
+    let hex: String = h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("kora-{hex}")
 }
 
 /// Exponential backoff with jitter (0.25 s, 0.5 s, ...), or the server's `Retry-After` (at most 10 s).

@@ -120,6 +120,9 @@ pub fn encode(
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
+        Value::BigInt(b) => {
+            out.push_str(&crate::value::big_int::to_decimal(b).map_err(|e| e.message)?)
+        }
         Value::Float(f) => {
             if !f.is_finite() {
                 return Err(format!(
@@ -195,6 +198,7 @@ fn key_text(p: &Program, k: &Value) -> Result<String, String> {
     Ok(match k {
         Value::Str(s) => s.as_str().to_string(),
         Value::Int(i) => i.to_string(),
+        Value::BigInt(b) => crate::value::big_int::to_decimal(b).map_err(|e| e.message)?,
         Value::Float(_) => crate::value::format::repr_string(p, k),
         Value::Bool(b) => (if *b { "true" } else { "false" }).to_string(),
         Value::None => "null".to_string(),

@@ -78,7 +78,7 @@ impl<'de> Visitor<'de> for Node<'_> {
     fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
         Ok(match i64::try_from(u) {
             Ok(i) => Value::Int(i),
-            Err(_) => Value::Float(u as f64),
+            Err(_) => Value::BigInt(std::rc::Rc::new(num_bigint::BigInt::from(u))),
         })
     }
     fn visit_f64<E>(self, f: f64) -> Result<Value, E> {

@@ -83,7 +83,17 @@ impl Interp<'_> {
             (RandomShuffle, Some(Some(v))) => Some(v.clone()),
             _ => None,
         };
-        let r = self.dispatch_plain(a)?;
+        // An effect given a classified value may record it (`random.choice` of secrets):
+        // a journal keeps such a result sealed.
+        let secret_args = tag.is_some_and(|t| t.is_classified());
+        if secret_args {
+            self.host().sealing = true;
+        }
+        let r = self.dispatch_plain(a);
+        if secret_args {
+            self.host().sealing = false;
+        }
+        let r = r?;
         if func == RandomSeed {
             // A plain seed makes the draws plain again.
             self.host().rng_label = tag;

@@ -13,6 +13,7 @@
 mod csv;
 mod env;
 mod fs;
+mod fs_write;
 mod http;
 pub(crate) mod image;
 mod json;
@@ -27,7 +28,7 @@ mod random;
 mod re;
 mod sql;
 mod time;
-mod typed;
+pub(crate) mod typed;
 mod xml;
 mod yaml;
 
@@ -60,7 +61,8 @@ pub struct Host {
     pub branches: Vec<std::sync::Arc<dyn effect::ForBranch>>,
     /// This interpreter's branch name (empty in the main interpreter).
     pub prefix: String,
-    /// A durable run: `ask_human` with nobody to answer suspends instead of failing.
+    /// A durable run: `ask_human` with nobody to answer suspends instead of failing, and a
+    /// write syncs what it wrote before its outcome is journaled.
     pub durable: bool,
     /// How many fan-outs (and isolated calls) this interpreter has started: names the next.
     pub fanouts: u32,
@@ -68,6 +70,8 @@ pub struct Host {
     /// The label of the seed `rng` was last seeded with: every draw carries it, since a
     /// seeded generator's draws are a function of the seed.
     pub rng_label: Option<crate::labels::label::Tag>,
+    /// The call being made was given a classified value: its effect's result is sealed.
+    pub sealing: bool,
     pub regexes: re::Cache,
     pub types: typed::StdTypes,
 }
@@ -116,6 +120,7 @@ impl Host {
             fanouts: 0,
             rng: fastrand::Rng::new(),
             rng_label: None,
+            sealing: false,
             regexes: re::Cache::default(),
             types: typed::StdTypes::find(prog),
         }
@@ -137,6 +142,13 @@ impl Host {
         e: &Effect,
         perform: impl FnOnce(&mut Sending) -> Result<T, String>,
     ) -> RtResult<Result<T, String>> {
+        let sealing = self.sealing;
+        let perform = |s: &mut Sending| {
+            if sealing {
+                s.classified(None);
+            }
+            perform(s)
+        };
         self.pipeline.run(e, perform).map_err(|s| match s {
             Stop::Refused(why) => RtError::new(
                 codes::EFFECT_REFUSED,

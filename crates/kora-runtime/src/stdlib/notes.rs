@@ -3,6 +3,8 @@
 //! Each `write` appends one JSON line `{"key": ..., "value": ...}`; the last
 //! line for a key wins. Appending is what makes the file safe to read while
 //! the run is still writing it, and keeps a crash from losing earlier notes.
+//! A classified value is kept sealed with the machine key (`"sealed"` instead of
+//! `"value"`): the file never holds its text, and only this machine reads it back.
 //! The project folder is the one holding `kora.toml`, else the program's.
 
 use std::io::Write as _;
@@ -87,11 +89,11 @@ pub fn read_notes(project_dir: &Path, run_id: &str) -> Result<Vec<(String, Strin
     fold(&text)
         .map(|m| {
             m.into_iter()
-                .map(|(k, (v, secret))| {
-                    let shown = if secret {
+                .map(|(k, n)| {
+                    let shown = if n.secret {
                         serde_json::Value::from(crate::labels::label::placeholder()).to_string()
                     } else {
-                        v
+                        n.text
                     };
                     (k, shown)
                 })
@@ -100,9 +102,22 @@ pub fn read_notes(project_dir: &Path, run_id: &str) -> Result<Vec<(String, Strin
         .map_err(|m| NotesError(format!("{}: {m}", path.display())))
 }
 
-/// Latest value per key (JSON text, and whether it was classified when written). A torn last
-/// line (a crash mid-append) is ignored, not fatal.
-fn fold(text: &str) -> Result<IndexMap<String, (String, bool)>, String> {
+/// One key's latest note as the file holds it.
+struct Note {
+    /// The value's JSON text, or its sealed form.
+    text: String,
+    /// Classified when it was written.
+    secret: bool,
+    sealed: bool,
+}
+
+/// Where a sealed note belongs: it opens only as this key of this run.
+fn context(run_id: &str, key: &str) -> String {
+    format!("kora notes\0{run_id}\0{key}")
+}
+
+/// Latest value per key. A torn last line (a crash mid-append) is ignored, not fatal.
+fn fold(text: &str) -> Result<IndexMap<String, Note>, String> {
     let mut m = IndexMap::new();
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -114,11 +129,25 @@ fn fold(text: &str) -> Result<IndexMap<String, (String, bool)>, String> {
             Err(_) if i + 1 == lines.len() => break,
             Err(e) => return Err(format!("line {}: {e}", i + 1)),
         };
-        let (Some(k), Some(v)) = (j.get("key").and_then(|k| k.as_str()), j.get("value")) else {
+        let secret = j.get("classified").and_then(|c| c.as_bool()) == Some(true);
+        let k = j.get("key").and_then(|k| k.as_str());
+        let note = match (j.get("value"), j.get("sealed").and_then(|s| s.as_str())) {
+            (Some(v), _) => Note {
+                text: v.to_string(),
+                secret,
+                sealed: false,
+            },
+            (None, Some(s)) => Note {
+                text: s.to_string(),
+                secret: true,
+                sealed: true,
+            },
+            (None, None) => return Err(format!("line {}: not a note", i + 1)),
+        };
+        let Some(k) = k else {
             return Err(format!("line {}: not a note", i + 1));
         };
-        let secret = j.get("classified").and_then(|c| c.as_bool()) == Some(true);
-        m.insert(k.to_string(), (v.to_string(), secret));
+        m.insert(k.to_string(), note);
     }
     Ok(m)
 }
@@ -142,14 +171,22 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             })?;
             let host = it.host();
             let path = file_of(&host.project_dir, &host.run_id);
+            let run_id = host.run_id.clone();
             let r = host.effect(&a.effect(Kind::Notes, &key, &call), |_| {
                 let line = if secret {
-                    serde_json::json!({ "key": key, "classified": true }).to_string()
+                    let sealed = crate::durable::machine_key::key().and_then(|k| {
+                        crate::durable::seal::seal(k, &context(&run_id, &key), value.as_bytes())
+                    });
+                    let sealed = sealed
+                        .map_err(|why| format!("cannot keep the classified note {key:?}: {why}"))?;
+                    serde_json::json!({ "key": key, "classified": true, "sealed": sealed })
+                        .to_string()
+                        + "\n"
                 } else {
-                    serde_json::json!({ "key": key }).to_string()
+                    let line = serde_json::json!({ "key": key }).to_string();
+                    // `{"key": K}` + `, "value": V}`: the value is already JSON text.
+                    format!("{}, \"value\": {value}}}\n", &line[..line.len() - 1])
                 };
-                // `{"key": K}` + `, "value": V}`: the value is already JSON text.
-                let line = format!("{}, \"value\": {value}}}\n", &line[..line.len() - 1]);
                 if let Some(dir) = path.parent() {
                     std::fs::create_dir_all(dir)
                         .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -176,6 +213,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             };
             let host = it.host();
             let path = file_of(&host.project_dir, &host.run_id);
+            let run_id = host.run_id.clone();
             let keys = a.func == StdFn::NotesKeys;
             let r = host.effect(&a.effect(Kind::Notes, &key, &call), |s| {
                 let text = match std::fs::read_to_string(&path) {
@@ -185,14 +223,29 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 };
                 s.observe(Observation::Read(text.as_bytes()));
                 let m = fold(&text)?;
-                // A note read is journaled as its text and whether it was classified.
-                Ok(if keys {
-                    m.keys().cloned().collect::<Vec<String>>()
+                // A note read is journaled as its text and whether it was classified; a
+                // journal keeps a classified one sealed.
+                if keys {
+                    return Ok(m.keys().cloned().collect::<Vec<String>>());
+                }
+                let Some(n) = m.get(&key) else {
+                    return Ok(Vec::new());
+                };
+                let text = if n.sealed {
+                    let opened = crate::durable::machine_key::key().and_then(|k| {
+                        crate::durable::seal::open(k, &context(&run_id, &key), &n.text)
+                    });
+                    let opened =
+                        opened.map_err(|why| format!("cannot read the note {key:?}: {why}"))?;
+                    String::from_utf8(opened)
+                        .map_err(|_| format!("the note {key:?} is not text"))?
                 } else {
-                    m.get(&key)
-                        .map(|(text, secret)| vec![text.clone(), secret.to_string()])
-                        .unwrap_or_default()
-                })
+                    n.text.clone()
+                };
+                if n.secret {
+                    s.classified(None);
+                }
+                Ok(vec![text, n.secret.to_string()])
             })?;
             let found = match r {
                 Ok(v) => v,
@@ -240,7 +293,7 @@ mod tests {
     #[test]
     fn last_write_wins_and_a_torn_tail_is_ignored() {
         let m = fold("{\"key\": \"a\", \"value\": 1}\n{\"key\": \"b\", \"value\": [1]}\n{\"key\": \"a\", \"value\": 2}\n{\"key\": \"c\", \"va").expect("folds");
-        assert_eq!(m.get("a").map(|(v, _)| v.as_str()), Some("2"));
+        assert_eq!(m.get("a").map(|n| n.text.as_str()), Some("2"));
         assert_eq!(m.keys().cloned().collect::<Vec<_>>(), vec!["a", "b"]);
     }
 

@@ -1,9 +1,12 @@
 //! `sql`: SQLite through rusqlite (bundled); query text is a literal, values travel only as parameters.
 //!
 //! The defect fixed: string-built SQL. The checker refuses query text built
-//! at the call (E0603); labels (later) will refuse unverified text reaching
-//! it at all. Rows are read into the declared row type, naming the failing
-//! row and column. `query` is a digested read, `execute` is world-changing.
+//! at the call (E0603); labels refuse unverified text reaching it at all.
+//! Rows are read into the declared row type, naming the failing row and column.
+//! `query` is a digested read, `execute` is world-changing: in a durable run
+//! each write commits in one transaction with a row naming its effect in
+//! `_kora_effects`, so a resume can tell whether it happened; `execute_many`
+//! is one transaction in any run.
 
 use std::cell::RefCell;
 
@@ -15,7 +18,8 @@ use kora_check::types::Ty;
 
 use super::typed::Lenience;
 use super::{err, ok, Args, Native};
-use crate::durable::effect::{Kind, Observation, Recordable};
+use crate::durable::effect::{Intent, Kind, Observation, Recordable};
+use crate::durable::journal::check::{record_sql, Check};
 use crate::error::{codes, RtError, RtResult};
 use crate::eval::interp::Interp;
 use crate::value::{Dict, Key, Value};
@@ -24,6 +28,9 @@ use crate::value::{Dict, Key, Value};
 pub struct Db {
     conn: RefCell<Option<rusqlite::Connection>>,
     path: String,
+    /// The database file's absolute path, where a resume looks for `_kora_effects`
+    /// (`None` for `:memory:` and URIs, which a later process cannot look into).
+    file: Option<String>,
 }
 
 impl crate::value::native::NativeObject for Db {
@@ -125,6 +132,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         } else {
             host.resolve(&p).to_string_lossy().into_owned()
         };
+        let file = (p != ":memory:" && !p.starts_with("file:")).then(|| full.clone());
         let mut conn = None;
         let r = host.effect(&a.effect(Kind::SqlRead, &p, &name), |_| {
             let c =
@@ -144,6 +152,7 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         return Ok(ok(Value::Native(std::rc::Rc::new(Native::new(Db {
             conn: RefCell::new(Some(conn)),
             path: p,
+            file,
         })))));
     }
     let handle = match &a.recv {
@@ -234,24 +243,30 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
                 all
             };
             let host = it.host();
+            let run = host.run_id.clone();
+            let many = a.func == StdFn::DbExecuteMany;
             let r = host.effect(&a.effect(Kind::SqlWrite, &text, &name), |s| {
                 let guard = db.conn.borrow();
                 let conn = guard.as_ref().ok_or("the database is closed")?;
-                let mut stmt = conn.prepare_cached(&text).map_err(|e| sql_why(&e))?;
-                let mut changed = 0u64;
-                for p in &batches {
-                    changed += match p {
-                        Params::Pos(v) => stmt.execute(rusqlite::params_from_iter(v.iter())),
-                        Params::Named(v) => {
-                            let refs: Vec<(&str, &dyn rusqlite::ToSql)> = v
-                                .iter()
-                                .map(|(k, x)| (k.as_str(), x as &dyn rusqlite::ToSql))
-                                .collect();
-                            stmt.execute(refs.as_slice())
-                        }
+                let kind = statement_kind(&text);
+                let check = match (kind, &db.file) {
+                    (Statement::Control, _) | (_, None) => None,
+                    (Statement::Outside, _) => Some(Check::Repeatable),
+                    (Statement::Plain, Some(f)) => Some(Check::Sql { db: f.clone() }),
+                };
+                let done_as = check.is_none().then(|| serde_json::json!({ "ok": 0 }));
+                let effect = s.intent(&Intent { check, done_as });
+                let changed = match (kind, &effect) {
+                    (Statement::Plain, Some(effect)) => in_transaction(conn, |c| {
+                        let n = run_batches(c, &text, &batches)?;
+                        record_sql(c, &run, effect, n).map_err(|e| sql_why(&e))?;
+                        Ok(n)
+                    })?,
+                    (Statement::Plain, None) if many => {
+                        in_transaction(conn, |c| run_batches(c, &text, &batches))?
                     }
-                    .map_err(|e| sql_why(&e))? as u64;
-                }
+                    _ => run_batches(conn, &text, &batches)?,
+                };
                 s.observe(Observation::Rows(changed));
                 Ok(changed)
             })?;
@@ -262,6 +277,91 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         }
         _ => unreachable!("sql::call got {:?}", a.func),
     }
+}
+
+/// How a statement may be wrapped in a transaction of Kora's.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Statement {
+    /// Anything else: it commits with the row that says it happened.
+    Plain,
+    /// A PRAGMA, VACUUM, ATTACH or DETACH: SQLite refuses (or ignores) these inside a
+    /// transaction, and doing one again is harmless.
+    Outside,
+    /// The program's own transaction control: what it committed is the program's to know.
+    Control,
+}
+
+/// The statement's first keyword decides (after blanks and comments).
+fn statement_kind(text: &str) -> Statement {
+    let mut rest = text.trim_start();
+    loop {
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.split_once('\n').map_or("", |x| x.1).trim_start();
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map_or("", |x| x.1).trim_start();
+        } else {
+            break;
+        }
+    }
+    let word: String = rest
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    match word.as_str() {
+        "PRAGMA" | "VACUUM" | "ATTACH" | "DETACH" => Statement::Outside,
+        "BEGIN" | "COMMIT" | "END" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" => Statement::Control,
+        _ => Statement::Plain,
+    }
+}
+
+/// Runs `body` in a transaction (a savepoint inside the program's own), committing only if it succeeds.
+fn in_transaction(
+    conn: &rusqlite::Connection,
+    body: impl FnOnce(&rusqlite::Connection) -> Result<u64, String>,
+) -> Result<u64, String> {
+    let nested = !conn.is_autocommit();
+    let (begin, commit, undo) = if nested {
+        (
+            "SAVEPOINT kora_effect",
+            "RELEASE kora_effect",
+            "ROLLBACK TO kora_effect; RELEASE kora_effect",
+        )
+    } else {
+        ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
+    };
+    conn.execute_batch(begin).map_err(|e| sql_why(&e))?;
+    match body(conn).and_then(|n| {
+        conn.execute_batch(commit)
+            .map(|_| n)
+            .map_err(|e| sql_why(&e))
+    }) {
+        Ok(n) => Ok(n),
+        Err(why) => {
+            let _ = conn.execute_batch(undo);
+            Err(why)
+        }
+    }
+}
+
+/// Runs the statement once per parameter row; the rows changed in all.
+fn run_batches(conn: &rusqlite::Connection, text: &str, batches: &[Params]) -> Result<u64, String> {
+    let mut stmt = conn.prepare_cached(text).map_err(|e| sql_why(&e))?;
+    let mut changed = 0u64;
+    for p in batches {
+        changed += match p {
+            Params::Pos(v) => stmt.execute(rusqlite::params_from_iter(v.iter())),
+            Params::Named(v) => {
+                let refs: Vec<(&str, &dyn rusqlite::ToSql)> = v
+                    .iter()
+                    .map(|(k, x)| (k.as_str(), x as &dyn rusqlite::ToSql))
+                    .collect();
+                stmt.execute(refs.as_slice())
+            }
+        }
+        .map_err(|e| sql_why(&e))? as u64;
+    }
+    Ok(changed)
 }
 
 /// For a record row type whose every field has a column: each field's column index.

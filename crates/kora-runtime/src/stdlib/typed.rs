@@ -249,7 +249,7 @@ impl Interp<'_> {
                 }
                 Err(first.unwrap_or_else(|| format!("{}: no alternative fits", path)))
             }
-            Ty::Outcome(_) => Err(format!("{}: an outcome cannot be read from data", path)),
+            Ty::Outcome(..) => Err(format!("{}: an outcome cannot be read from data", path)),
             Ty::Std(t) => Err(format!(
                 "{}: a `{}` cannot be read from data",
                 path,

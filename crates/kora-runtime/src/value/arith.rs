@@ -1,6 +1,7 @@
 //! Python's binary and unary operators (`+ - * / // % ** & | ^ << >>`, `-x`, `~x`) and `+=`-style updates.
 //!
-//! Ints are 64-bit: every operation is checked and overflow is an error, never a wrap.
+//! Ints are Python's: every 64-bit operation is checked, and one that overflows is done
+//! again on big ints (`big_int.rs`), never wrapped.
 //! Float rules (floor division, modulo sign, `**` special cases, error texts) are
 //! ports of CPython's `floatobject.c`, so results match bit for bit.
 
@@ -11,7 +12,9 @@ mod tests;
 use kora_syntax::ast::{BinOp, UnaryOp};
 
 use crate::error::{codes, fail, type_error, RtResult};
+use crate::value::big_int;
 use crate::value::format::type_name;
+use crate::value::grow;
 use crate::value::{Set, Value};
 
 pub use inplace::{dict_pairs, inplace};
@@ -68,6 +71,57 @@ fn as_float(v: &Value) -> Option<f64> {
     }
 }
 
+/// `a op b` where an operand is a big int: int with int stays exact, with a float the int
+/// converts (or overflows, as in CPython).
+#[cold]
+fn big_binary(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<Option<Value>> {
+    use crate::value::big_int::IntRef;
+    match (IntRef::of(a), IntRef::of(b)) {
+        (Some(x), Some(y)) => big_int::binary(op, &x.to_big(), &y.to_big()).map(Some),
+        (Some(x), None) if matches!(b, Value::Float(_)) => {
+            let y = as_float(b).unwrap_or(0.0);
+            float_op(op, x.to_f64()?, y, a, b, inplace).map(Some)
+        }
+        (None, Some(y)) if matches!(a, Value::Float(_)) => {
+            let x = as_float(a).unwrap_or(0.0);
+            float_op(op, x, y.to_f64()?, a, b, inplace).map(Some)
+        }
+        (Some(n), None)
+            if op == BinOp::Mul
+                && matches!(b, Value::Str(_) | Value::List(_) | Value::Tuple(_)) =>
+        {
+            repeat_big(b, n).map(Some)
+        }
+        (None, Some(n))
+            if op == BinOp::Mul
+                && matches!(a, Value::Str(_) | Value::List(_) | Value::Tuple(_)) =>
+        {
+            repeat_big(a, n).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A sequence repeated a big number of times: empty for a negative count, else too long.
+fn repeat_big(seq: &Value, n: crate::value::big_int::IntRef<'_>) -> RtResult<Value> {
+    if n.is_negative() {
+        return repeat(seq, 0);
+    }
+    let empty = match seq {
+        Value::Str(s) => s.as_str().is_empty(),
+        Value::List(l) => l.borrow().is_empty(),
+        Value::Tuple(t) => t.is_empty(),
+        _ => false,
+    };
+    if empty {
+        return repeat(seq, 0);
+    }
+    fail(
+        codes::OVERFLOW,
+        "cannot fit 'int' into an index-sized integer",
+    )
+}
+
 fn symbol(op: BinOp, inplace: bool) -> String {
     if inplace {
         format!("{}=", op.symbol())
@@ -93,6 +147,9 @@ fn unsupported<T>(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<T>
             "can't multiply sequence by non-int of type '{}'",
             type_name(a)
         )),
+        (BinOp::Mod, Str(_)) => {
+            type_error("Kora has no `%` formatting of strings: write an f-string, f\"{n:d} items\"")
+        }
         _ => type_error(format!(
             "unsupported operand type(s) for {}: '{}' and '{}'",
             symbol(op, inplace),
@@ -104,6 +161,11 @@ fn unsupported<T>(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<T>
 
 fn binary_slow(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<Value> {
     use Value::*;
+    if matches!(a, BigInt(_)) || matches!(b, BigInt(_)) {
+        if let Some(v) = big_binary(op, a, b, inplace)? {
+            return Ok(v);
+        }
+    }
     if let (Some(x), Some(y)) = (as_int(a), as_int(b)) {
         if let (Bool(p), Bool(q)) = (a, b) {
             match op {
@@ -120,20 +182,21 @@ fn binary_slow(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<Value
     }
     match (op, a, b) {
         (BinOp::Add, Str(x), Str(y)) => {
-            let mut s = String::with_capacity(x.as_str().len() + y.as_str().len());
+            let total = x.as_str().len().saturating_add(y.as_str().len());
+            let mut s = grow::string(total, "the concatenated string")?;
             s.push_str(x.as_str());
             s.push_str(y.as_str());
             Ok(Value::str(s))
         }
         (BinOp::Add, List(x), List(y)) => {
             let (x, y) = (x.borrow(), y.borrow());
-            let mut v = Vec::with_capacity(x.len() + y.len());
+            let mut v = grow::vec(x.len().saturating_add(y.len()), "the concatenated list")?;
             v.extend_from_slice(&x);
             v.extend_from_slice(&y);
             Ok(Value::list(v))
         }
         (BinOp::Add, Tuple(x), Tuple(y)) => {
-            let mut v = Vec::with_capacity(x.len() + y.len());
+            let mut v = grow::vec(x.len().saturating_add(y.len()), "the concatenated tuple")?;
             v.extend_from_slice(x);
             v.extend_from_slice(y);
             Ok(Value::tuple(v))
@@ -160,10 +223,14 @@ fn binary_slow(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<Value
     }
 }
 
-fn overflow<T>(x: i64, op: &str, y: i64) -> RtResult<T> {
-    fail(
-        codes::OVERFLOW,
-        format!("integer overflow: {x} {op} {y} does not fit in a 64-bit int"),
+/// `x op y` again on big ints, after the 64-bit result overflowed.
+#[cold]
+#[inline(never)]
+fn promoted(op: BinOp, x: i64, y: i64) -> RtResult<Value> {
+    big_int::binary(
+        op,
+        &num_bigint::BigInt::from(x),
+        &num_bigint::BigInt::from(y),
     )
 }
 
@@ -216,7 +283,7 @@ pub fn int_op(op: BinOp, x: i64, y: i64) -> RtResult<Value> {
     };
     match r {
         Some(r) => Ok(Value::Int(r)),
-        None => overflow(x, op.symbol(), y),
+        None => promoted(op, x, y),
     }
 }
 
@@ -259,7 +326,7 @@ fn int_pow(x: i64, y: i64) -> RtResult<Value> {
     };
     match r {
         Some(r) => Ok(Value::Int(r)),
-        None => overflow(x, "**", y),
+        None => promoted(BinOp::Pow, x, y),
     }
 }
 
@@ -441,17 +508,9 @@ fn repeat(seq: &Value, n: i64) -> RtResult<Value> {
 /// `items * n`, refusing sizes that cannot be allocated instead of aborting.
 pub fn repeat_vec<T: Clone>(items: &[T], n: usize) -> RtResult<Vec<T>> {
     let Some(total) = items.len().checked_mul(n) else {
-        return fail(codes::OVERFLOW, "repeated sequence is too long");
+        return grow::too_large("the repeated sequence");
     };
-    let mut v: Vec<T> = Vec::new();
-    // Past a few GiB CPython raises MemoryError; reserving first avoids an abort here.
-    let too_big = total.saturating_mul(std::mem::size_of::<T>()) > 1 << 32;
-    if too_big || v.try_reserve_exact(total).is_err() {
-        return fail(
-            codes::OVERFLOW,
-            "MemoryError: repeated sequence is too long",
-        );
-    }
+    let mut v: Vec<T> = grow::vec(total, "the repeated sequence")?;
     if total == 0 {
         return Ok(v);
     }
@@ -499,15 +558,15 @@ pub fn unary(op: UnaryOp, v: &Value) -> RtResult<Value> {
     match (op, v) {
         (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
         (UnaryOp::Pos, Value::Float(f)) => Ok(Value::Float(*f)),
+        (UnaryOp::Neg, Value::BigInt(b)) => Ok(big_int::neg(b)),
+        (UnaryOp::Invert, Value::BigInt(b)) => Ok(big_int::invert(b)),
+        (UnaryOp::Pos, Value::BigInt(b)) => Ok(Value::BigInt(b.clone())),
         (_, Value::Int(_) | Value::Bool(_)) => {
             let i = as_int(v).unwrap_or(0);
             match op {
                 UnaryOp::Neg => match i.checked_neg() {
                     Some(n) => Ok(Value::Int(n)),
-                    None => fail(
-                        codes::OVERFLOW,
-                        format!("integer overflow: -({i}) does not fit in a 64-bit int"),
-                    ),
+                    None => Ok(big_int::neg(&num_bigint::BigInt::from(i))),
                 },
                 UnaryOp::Invert => Ok(Value::Int(!i)),
                 _ => Ok(Value::Int(i)),

@@ -29,7 +29,7 @@ fn eq(a: &Value, b: &Value, depth: u32) -> bool {
         (Float(x), Float(y)) => x == y,
         (None, None) => true,
         (Bool(x), Bool(y)) => x == y,
-        (Int(_) | Bool(_) | Float(_), Int(_) | Bool(_) | Float(_)) => {
+        (Int(_) | Bool(_) | Float(_) | BigInt(_), Int(_) | Bool(_) | Float(_) | BigInt(_)) => {
             num_cmp(a, b) == Some(Ordering::Equal)
         }
         (List(x), List(y)) => {
@@ -96,6 +96,7 @@ pub fn identical(a: &Value, b: &Value) -> bool {
         (None, None) => true,
         (Bool(x), Bool(y)) => x == y,
         (Int(x), Int(y)) => x == y,
+        (BigInt(x), BigInt(y)) => Rc::ptr_eq(x, y) || x == y,
         (Float(x), Float(y)) => x.to_bits() == y.to_bits(),
         (Str(x), Str(y)) => Rc::ptr_eq(x, y) || x.as_str() == y.as_str(),
         (List(x), List(y)) => Rc::ptr_eq(x, y),
@@ -146,6 +147,9 @@ pub fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
 /// Compares two numbers (bool, int, float); `None` if either is not a number or NaN is involved.
 fn num_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     use Value::*;
+    if matches!(a, BigInt(_)) || matches!(b, BigInt(_)) {
+        return big_cmp(a, b);
+    }
     let int = |v: &Value| match v {
         Int(i) => Some(*i),
         Bool(b) => Some(*b as i64),
@@ -159,8 +163,22 @@ fn num_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+/// `num_cmp` when a big int is involved: exact against ints and floats alike.
+#[cold]
+fn big_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    use crate::value::big_int::{cmp_float, IntRef};
+    match (a, b) {
+        (Value::Float(x), _) => cmp_float(&IntRef::of(b)?.to_big(), *x).map(Ordering::reverse),
+        (_, Value::Float(y)) => cmp_float(&IntRef::of(a)?.to_big(), *y),
+        _ => Some(IntRef::of(a)?.to_big().cmp(&IntRef::of(b)?.to_big())),
+    }
+}
+
 fn is_number(v: &Value) -> bool {
-    matches!(v, Value::Int(_) | Value::Bool(_) | Value::Float(_))
+    matches!(
+        v,
+        Value::Int(_) | Value::Bool(_) | Value::Float(_) | Value::BigInt(_)
+    )
 }
 
 /// Ordering for `<`, `<=`, `>`, `>=` (`op` names the operator in the error message).

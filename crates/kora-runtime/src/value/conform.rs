@@ -70,8 +70,11 @@ fn conforms_slow(v: &Value, ty: &Ty) -> bool {
 fn conforms_general(v: &Value, ty: &Ty) -> bool {
     match ty {
         Ty::Any => true,
-        Ty::Int => matches!(v, Value::Int(_) | Value::Bool(_)),
-        Ty::Float => matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)),
+        Ty::Int => matches!(v, Value::Int(_) | Value::Bool(_) | Value::BigInt(_)),
+        Ty::Float => matches!(
+            v,
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::BigInt(_)
+        ),
         Ty::Bool => matches!(v, Value::Bool(_)),
         Ty::Str => matches!(v, Value::Str(_)),
         Ty::None => matches!(v, Value::None),
@@ -86,7 +89,7 @@ fn conforms_general(v: &Value, ty: &Ty) -> bool {
             _ => false,
         },
         Ty::Union(ts) => ts.iter().any(|t| conforms_slow(v, t)),
-        Ty::Outcome(_) => matches!(v, Value::Outcome(_)),
+        Ty::Outcome(..) => matches!(v, Value::Outcome(_)),
         Ty::Func => matches!(
             v,
             Value::Func(_) | Value::Builtin(_) | Value::Method(_) | Value::Type(_)

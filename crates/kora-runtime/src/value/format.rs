@@ -31,7 +31,7 @@ pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::None => "NoneType",
         Value::Bool(_) => "bool",
-        Value::Int(_) => "int",
+        Value::Int(_) | Value::BigInt(_) => "int",
         Value::Float(_) => "float",
         Value::Str(_) => "str",
         Value::List(_) => "list",
@@ -108,6 +108,7 @@ pub fn format_field(
     spec: &str,
     out: &mut String,
 ) -> RtResult<()> {
+    crate::value::big_int::check_text(v)?;
     let converted;
     let v = match conv {
         None => v,
@@ -125,12 +126,15 @@ pub fn format_field(
         }
         Some(c) => return fail(codes::VALUE, format!("Unknown conversion specifier {c}")),
     };
-    if spec.is_empty() {
-        to_str(p, v, out);
+    let piece = if spec.is_empty() {
+        if let Value::Str(s) = v {
+            return crate::value::grow::push_str(out, s.as_str(), "the formatted string");
+        }
+        to_string(p, v)
     } else {
-        out.push_str(&format_value(p, v, spec)?);
-    }
-    Ok(())
+        format_value(p, v, spec)?
+    };
+    crate::value::grow::push_str(out, &piece, "the formatted string")
 }
 
 /// `ascii()`: a repr with every non-ASCII character escaped.
@@ -213,6 +217,7 @@ fn repr_in(p: &Program, v: &Value, out: &mut String, seen: &mut Vec<*const ()>) 
         Value::Int(i) => {
             crate::value::int_text::push_int(out, *i);
         }
+        Value::BigInt(b) => crate::value::big_int::push_decimal(b, out),
         Value::Float(f) => write_float_repr(*f, out),
         Value::Str(s) => str_repr(s.as_str(), out),
         Value::List(l) => {

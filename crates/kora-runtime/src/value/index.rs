@@ -72,6 +72,11 @@ pub fn get_index_owned(p: &Program, v: &Value, idx: Value) -> RtResult<Value> {
 }
 
 fn get_index_plain(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
+    if let (Value::BigInt(_), Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(_)) =
+        (idx, v)
+    {
+        return fail(codes::INDEX, "cannot fit 'int' into an index-sized integer");
+    }
     match v {
         Value::List(l) => {
             let Some(i) = int_of(idx) else {
@@ -176,6 +181,8 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
                     return Ok(());
                 }
             }
+            // An entry is a key, a value and the map's index: about 48 bytes.
+            crate::value::grow::entry_room(d.len(), 48, "the dict")?;
             d.insert(k, val);
             Ok(())
         }
@@ -192,6 +199,12 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
 pub fn slice_index(v: &Value) -> RtResult<Option<i64>> {
     match v {
         Value::None => Ok(None),
+        // A slice clamps to the sequence, so a bound past 64 bits acts as the extreme.
+        Value::BigInt(b) => Ok(Some(if num_traits::Signed::is_negative(&**b) {
+            i64::MIN
+        } else {
+            i64::MAX
+        })),
         _ => match int_of(v) {
             Some(i) => Ok(Some(i)),
             None => {

@@ -150,13 +150,7 @@ pub fn collect(v: &Value) -> RtResult<Vec<Value>> {
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
         Value::Range(r) => {
-            let mut out = Vec::new();
-            if out.try_reserve_exact(r.len()).is_err() {
-                return crate::error::fail(
-                    crate::error::codes::OVERFLOW,
-                    "MemoryError: range too large to materialise",
-                );
-            }
+            let mut out = crate::value::grow::vec(r.len(), "a list of the range")?;
             let mut it = iterate(v)?;
             while let Some(x) = it.next() {
                 out.push(x);

@@ -24,6 +24,16 @@ pub fn to_json(p: &Program, v: &Value) -> Result<Json, String> {
         Value::None => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(i) => Json::from(*i),
+        // JSON numbers have no size limit, but this crate's do: a big int past u64 goes as
+        // the nearest float, which is what most JSON readers would make of it anyway.
+        Value::BigInt(b) => match num_traits::ToPrimitive::to_u64(&**b) {
+            Some(u) => Json::from(u),
+            None => serde_json::Number::from_f64(
+                num_traits::ToPrimitive::to_f64(&**b).unwrap_or(f64::MAX),
+            )
+            .map(Json::Number)
+            .unwrap_or(Json::Null),
+        },
         Value::Float(f) => serde_json::Number::from_f64(*f)
             .map(Json::Number)
             .unwrap_or(Json::Null),
@@ -121,7 +131,7 @@ pub fn shape_of(p: &Program, ty: &Ty) -> Shape {
                 _ => Shape::Union(ts.iter().map(|t| shape_of(p, t)).collect()),
             }
         }
-        Ty::Outcome(t) => shape_of(p, t),
+        Ty::Outcome(t, _) => shape_of(p, t),
         Ty::Any | Ty::Func | Ty::Module | Ty::Std(_) => Shape::Any,
     }
 }
@@ -278,7 +288,7 @@ fn read(p: &Program, j: &Json, ty: &Ty, path: &str) -> Result<Value, String> {
             }
             Err(first_err.unwrap_or_else(|| format!("{path}: no alternative fits")))
         }
-        Ty::Outcome(t) => {
+        Ty::Outcome(t, _) => {
             let Json::Object(m) = j else {
                 return mismatch("an outcome object");
             };

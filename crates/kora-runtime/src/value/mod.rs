@@ -18,10 +18,12 @@
 //! lists, dicts, sets and records.
 
 pub mod arith;
+pub mod big_int;
 pub mod caller;
 pub mod compare;
 pub mod conform;
 pub mod format;
+pub mod grow;
 pub mod index;
 pub(crate) mod int_text;
 pub mod iter;
@@ -36,6 +38,7 @@ use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use indexmap::{IndexMap, IndexSet};
+use num_traits::ToPrimitive;
 use rustc_hash::FxBuildHasher;
 
 use kora_check::hir;
@@ -62,6 +65,9 @@ pub enum Value {
     /// A labelled int or bool packed with its label's id (`crate::labels::small`): the same
     /// value as a `Labeled` box around it. Fifth, so `is_plain` still tests one tag compare.
     LabeledSmall(crate::labels::small::Small),
+    /// An int outside i64 range (`value::big_int`): never one that fits, so `Int` and
+    /// `BigInt` values of one number cannot both exist.
+    BigInt(Rc<num_bigint::BigInt>),
     Str(Rc<KStr>),
     List(Rc<RefCell<ListItems>>),
     Tuple(Rc<Vec<Value>>),
@@ -96,6 +102,7 @@ impl Clone for Value {
             Value::Int(i) => Value::Int(*i),
             Value::Float(f) => Value::Float(*f),
             Value::LabeledSmall(s) => Value::LabeledSmall(*s),
+            Value::BigInt(b) => Value::BigInt(b.clone()),
             Value::Str(s) => Value::Str(s.clone()),
             Value::List(l) => Value::List(l.clone()),
             Value::Tuple(t) => Value::Tuple(t.clone()),
@@ -190,6 +197,13 @@ impl KStr {
     pub fn push_str(&mut self, other: &str) {
         self.ascii &= other.is_ascii();
         self.s.push_str(other);
+    }
+
+    /// `push_str` within the memory limit (`grow.rs`): `s += t` in a loop may double a string.
+    pub fn push_str_within(&mut self, other: &str) -> crate::error::RtResult<()> {
+        crate::value::grow::reserve_str(&mut self.s, other.len(), "the string")?;
+        self.push_str(other);
+        Ok(())
     }
 
     pub fn into_string(self) -> String {
@@ -320,7 +334,7 @@ impl Value {
         match self {
             Value::None => "None",
             Value::Bool(_) => "bool",
-            Value::Int(_) => "int",
+            Value::Int(_) | Value::BigInt(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::List(_) => "list",
@@ -372,7 +386,12 @@ impl Value {
     /// Whether this value may be a dict key or set member.
     pub fn is_hashable(&self) -> bool {
         match self {
-            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => true,
+            Value::None
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::BigInt(_)
+            | Value::Float(_)
+            | Value::Str(_) => true,
             Value::Tuple(t) => t.iter().all(Value::is_hashable),
             Value::Outcome(o) => o.payload.is_hashable(),
             Value::Type(_) | Value::Builtin(_) | Value::Func(_) | Value::Module(_) => true,
@@ -409,9 +428,18 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         Value::None => 0u8.hash(state),
         Value::Bool(b) => (*b as i64).hash(state),
         Value::Int(i) => i.hash(state),
+        // Never equal to an `Int`; equal to a float only when the float is exactly it, and
+        // such floats hash by their bits below.
+        Value::BigInt(b) => match b.to_f64().filter(|f| {
+            f.is_finite()
+                && crate::value::big_int::cmp_float(b, *f) == Some(std::cmp::Ordering::Equal)
+        }) {
+            Some(f) => f.to_bits().hash(state),
+            None => b.hash(state),
+        },
         Value::Float(f) => {
             // Integral floats hash like the int they equal, as in Python.
-            if f.fract() == 0.0 && f.is_finite() && f.abs() < 9.2e18 {
+            if f.fract() == 0.0 && (i64::MIN as f64..-(i64::MIN as f64)).contains(f) {
                 (*f as i64).hash(state)
             } else {
                 f.to_bits().hash(state)

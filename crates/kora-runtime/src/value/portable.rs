@@ -24,6 +24,7 @@ pub enum Portable {
     None,
     Bool(bool),
     Int(i64),
+    BigInt(Box<num_bigint::BigInt>),
     Float(f64),
     Str(Arc<str>),
     List(Vec<Portable>),
@@ -68,6 +69,7 @@ impl Portable {
             Portable::None => Value::None,
             Portable::Bool(b) => Value::Bool(*b),
             Portable::Int(i) => Value::Int(*i),
+            Portable::BigInt(b) => Value::BigInt(Rc::new((**b).clone())),
             Portable::Float(f) => Value::Float(*f),
             Portable::Str(s) => Value::str(&**s),
             Portable::List(xs) => Value::list(xs.iter().map(Portable::to_value).collect()),
@@ -126,6 +128,7 @@ impl Copier {
             Value::None => Portable::None,
             Value::Bool(b) => Portable::Bool(*b),
             Value::Int(i) => Portable::Int(*i),
+            Value::BigInt(b) => Portable::BigInt(Box::new((**b).clone())),
             Value::Float(f) => Portable::Float(*f),
             Value::Str(s) => Portable::Str(Arc::from(s.as_str())),
             Value::List(l) => {

@@ -269,21 +269,46 @@ fn strings<'a>(ft: FTable) -> P<'a, Expr> {
 }
 
 fn int_literal<'a>() -> P<'a, Expr> {
-    select! { Tok::Int(v) = e => (v, e.span()) }
-        .validate(|(v, span), _, emitter| match v {
-            Some(v) if v <= i64::MAX as u64 => Expr::new(ExprKind::Int(v as i64), span),
-            _ => {
-                emitter.emit(SynErr::custom(
-                    Diagnostic::error("E0004", "integer literal too large for a 64-bit int", span)
-                        .with_label("this does not fit in a 64-bit signed integer")
-                        .with_help(
-                            "Kora's `int` holds -9223372036854775808 to 9223372036854775807; use a float for larger magnitudes",
-                        ),
-                ));
-                err_expr(span)
-            }
-        })
-        .boxed()
+    select! {
+        Tok::Int(Some(v)) = e => Ok((v, e.span())),
+        Tok::BigInt(raw) = e => Err((raw, e.span())),
+    }
+    .validate(|lit, _, emitter| match lit {
+        Ok((v, span)) if v <= i64::MAX as u64 => Expr::new(ExprKind::Int(v as i64), span),
+        Ok((v, span)) => Expr::new(ExprKind::BigInt(v.to_string()), span),
+        Err((raw, span)) => big_literal(raw, span, emitter),
+    })
+    .boxed()
+}
+
+/// CPython's limit on the digits of a decimal int read from text (`sys.int_info`), applied to
+/// literals as CPython 3.11 applies it: past it, converting costs quadratic time.
+pub(crate) const MAX_DECIMAL_DIGITS: usize = 4300;
+
+/// An int literal past 64 bits, or E0004 when it has more digits than CPython reads.
+pub(crate) fn big_literal<'a>(
+    raw: &str,
+    span: crate::span::Span,
+    emitter: &mut chumsky::input::Emitter<SynErr<'a>>,
+) -> Expr {
+    let digits: String = raw.chars().filter(|c| *c != '_').collect();
+    let decimal = !digits.starts_with("0x")
+        && !digits.starts_with("0X")
+        && !digits.starts_with("0o")
+        && !digits.starts_with("0O")
+        && !digits.starts_with("0b")
+        && !digits.starts_with("0B");
+    if decimal && digits.len() > MAX_DECIMAL_DIGITS {
+        emitter.emit(SynErr::custom(
+            Diagnostic::error("E0004", "integer literal has too many digits", span)
+                .with_label(format!("{} digits", digits.len()))
+                .with_help(format!(
+                    "a decimal literal has at most {MAX_DECIMAL_DIGITS} digits, as in CPython; write it in hex, or compute it (`10 ** 5000`)"
+                )),
+        ));
+        return err_expr(span);
+    }
+    Expr::new(ExprKind::BigInt(digits.to_ascii_lowercase()), span)
 }
 
 fn kora_atoms<'a>(args: P<'a, Vec<Arg>>) -> P<'a, Expr> {

@@ -221,6 +221,29 @@ fn lambda<'a>(test: P<'a, Expr>) -> P<'a, Expr> {
         .boxed()
 }
 
+/// `name := value`: Python's assignment expression, parsed only to say that Kora has none.
+fn walrus<'a>(test: P<'a, Expr>) -> P<'a, Expr> {
+    super::ident()
+        .then_ignore(just(Tok::Walrus))
+        .then(test)
+        .validate(|(name, value), e, emitter| {
+            emitter.emit(super::error::SynErr::custom(
+                crate::Diagnostic::error(
+                    "E0044",
+                    "Kora has no assignment expression (`:=`)",
+                    e.span(),
+                )
+                .with_label("Python's walrus operator")
+                .with_help(format!(
+                    "assign on the line before: `{} = ...`, then use `{}` in the condition",
+                    name.name, name.name
+                )),
+            ));
+            Expr::new(ExprKind::Error, value.span)
+        })
+        .boxed()
+}
+
 pub(crate) fn build<'a>(ft: FTable) -> Exprs<'a> {
     let mut bor_out: Option<P<'a, Expr>> = None;
     let mut args_out: Option<P<'a, Vec<Arg>>> = None;
@@ -262,7 +285,11 @@ pub(crate) fn build<'a>(ft: FTable) -> Exprs<'a> {
                 ),
                 None => then,
             });
-        lambda(test).or(ternary).labelled(labels::EXPR).boxed()
+        lambda(test.clone())
+            .or(walrus(test))
+            .or(ternary)
+            .labelled(labels::EXPR)
+            .boxed()
     })
     .boxed();
     let bor = bor_out.unwrap_or_else(never);

@@ -42,11 +42,15 @@ fn with_forms<'a>(ctx: &Ctx<'a>) -> P<'a, StmtKind> {
     let model = kw("model")
         .ignore_then(args_block("an indented block after the `model` line"))
         .map(|(args, body)| StmtKind::ModelBlock { args, body });
-    let target = select! {
+    // `with mock fs.read_file -> ...`: an external module's member, named `alias.member`.
+    let target = choice((
+        super::stmt::dotted_ident().filter(|i: &Ident| i.name.contains('.')),
+        select! {
         Tok::Name(n) = e => Ident { name: n.to_string(), span: e.span() },
         Tok::Analyze = e => Ident { name: "analyze".to_string(), span: e.span() },
         Tok::AskHuman = e => Ident { name: "ask_human".to_string(), span: e.span() },
-    }
+        },
+    ))
     .labelled(
         Lbl::new(
             "the name of what to mock",
@@ -300,7 +304,11 @@ pub(crate) fn python_isms<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
             Tok::Name(_) | Tok::Colon | Tok::Def | Tok::For | Tok::With | Tok::Str(_) | Tok::Int(_)
         )
     });
+    let decorator = just(Tok::At)
+        .map_with(|_, e| ("@", e.span()))
+        .then_ignore(ident().rewind());
     word.then_ignore(next.rewind())
+        .or(decorator)
         .then(ctx.skip.clone())
         .validate(|((w, span), _), e, emitter| {
             let help = match w {
@@ -310,11 +318,17 @@ pub(crate) fn python_isms<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
                 }
                 "raise" => "return a failure value such as `Err(\"why\")` instead of raising",
                 "yield" => "build a list and return it; Kora has no generators",
+                "@" => "call the wrapper yourself after the `def`: `f = wrap(f)`; Kora has no decorators",
                 _ => "run work concurrently with `parallel for`; Kora has no `async`/`await`",
+            };
+            let what = if w == "@" {
+                "Kora has no decorators (`@name` before a `def`)".to_string()
+            } else {
+                format!("Kora has no `{w}` statement")
             };
             emit(
                 emitter,
-                Diagnostic::error("E0034", format!("Kora has no `{w}` statement"), span)
+                Diagnostic::error("E0034", what, span)
                     .with_label("this is Python syntax that Kora does not have")
                     .with_help(help),
             );

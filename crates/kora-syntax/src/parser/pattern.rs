@@ -1,6 +1,5 @@
 //! `case` patterns: wildcard, capture, literals, constructors with positional and keyword sub-patterns, sequences, `|` and `as`.
 
-use super::error::SynErr;
 use super::expr::Exprs;
 use super::labels;
 use super::stmt::emit;
@@ -12,14 +11,18 @@ use crate::token::Tok;
 use chumsky::prelude::*;
 
 fn number<'a>() -> P<'a, PatternKind> {
-    enum Num {
+    enum Num<'a> {
         I(Option<u64>),
+        Big(&'a str),
         F(f64),
     }
     just(Tok::Minus)
         .or_not()
-        .then(select! { Tok::Int(v) => Num::I(v), Tok::Float(f) => Num::F(f) })
-        .validate(|(minus, n), e, emitter| {
+        .then(
+            select! { Tok::Int(v) => Num::I(v), Tok::BigInt(raw) => Num::Big(raw), Tok::Float(f) => Num::F(f) }
+                .map_with(|n, e| (n, e.span())),
+        )
+        .validate(|(minus, (n, nspan)), e, emitter| {
             let neg = minus.is_some();
             let kind = match n {
                 Num::F(f) => ExprKind::Float(if neg { -f } else { f }),
@@ -27,24 +30,24 @@ fn number<'a>() -> P<'a, PatternKind> {
                     ExprKind::Int(if neg { -(v as i64) } else { v as i64 })
                 }
                 Num::I(Some(v)) if neg && v == 1u64 << 63 => ExprKind::Int(i64::MIN),
-                Num::I(_) => {
-                    emitter.emit(SynErr::custom(
-                        Diagnostic::error(
-                            "E0004",
-                            "integer literal too large for a 64-bit int",
-                            e.span(),
-                        )
-                        .with_label("this does not fit in a 64-bit signed integer")
-                        .with_help(
-                            "Kora's `int` holds -9223372036854775808 to 9223372036854775807",
-                        ),
-                    ));
-                    ExprKind::Error
+                Num::I(v) => {
+                    let big = Expr::new(ExprKind::BigInt(v.unwrap_or(0).to_string()), nspan);
+                    signed(neg, big)
                 }
+                Num::Big(raw) => signed(neg, super::atoms::big_literal(raw, nspan, emitter)),
             };
             PatternKind::Literal(Expr::new(kind, e.span()))
         })
         .boxed()
+}
+
+/// `-literal` as the negation the runtime evaluates (a big literal has no signed form).
+fn signed(neg: bool, lit: Expr) -> ExprKind {
+    if neg && !matches!(lit.kind, ExprKind::Error) {
+        ExprKind::Unary(crate::ast::UnaryOp::Neg, Box::new(lit))
+    } else {
+        lit.kind
+    }
 }
 
 /// Wraps several comma-separated patterns as a sequence; a lone pattern without a comma stands for itself.
@@ -160,12 +163,22 @@ pub(crate) fn pattern<'a>(_x: &Exprs<'a>) -> P<'a, Pattern> {
                 kind: PatternKind::Sequence(inner.map(|(v, _)| v).unwrap_or_default()),
                 span: e.span(),
             });
-        let simple = choice((number(), strings.boxed(), consts.boxed(), named.boxed())).map_with(
-            |kind, e| Pattern {
-                kind,
-                span: e.span(),
-            },
-        );
+        // `*rest` is only meaningful inside a sequence; the checker refuses it elsewhere.
+        let star = just(Tok::Star)
+            .ignore_then(ident())
+            .map(PatternKind::Star)
+            .boxed();
+        let simple = choice((
+            number(),
+            strings.boxed(),
+            consts.boxed(),
+            named.boxed(),
+            star,
+        ))
+        .map_with(|kind, e| Pattern {
+            kind,
+            span: e.span(),
+        });
         let closed =
             choice((simple.boxed(), paren.boxed(), bracket.boxed())).labelled(labels::PATTERN);
         let or = closed

@@ -165,7 +165,7 @@ fn use_stmt<'a>() -> P<'a, StmtKind> {
     let target = choice((
         path.then(alias.clone().or_not()),
         ident()
-            .then(ident())
+            .then(dotted_ident())
             .then(alias.clone().or_not())
             .map(|((kind, name), a)| (UseTarget::Provider { kind, name }, a)),
         ident()
@@ -183,6 +183,22 @@ fn use_stmt<'a>() -> P<'a, StmtKind> {
             })
         })
         .boxed()
+}
+
+/// `os.path`: names joined by dots, as one identifier spanning them all (a Python module path).
+pub(crate) fn dotted_ident<'a>() -> impl Parser<'a, super::In<'a>, Ident, super::Ex<'a>> + Clone {
+    ident()
+        .separated_by(just(Tok::Dot))
+        .at_least(1)
+        .collect::<Vec<_>>()
+        .map_with(|parts, e| Ident {
+            name: parts
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join("."),
+            span: e.span(),
+        })
 }
 
 fn dotted<'a>() -> impl Parser<'a, super::In<'a>, String, super::Ex<'a>> + Clone {
@@ -205,17 +221,46 @@ fn python_import<'a>() -> P<'a, Vec<Stmt>> {
         )
         .map_with(|mods, e| {
             mods.into_iter()
-                .map(|module| Stmt::new(StmtKind::PythonImport { module }, e.span()))
+                .map(|module| {
+                    Stmt::new(
+                        StmtKind::PythonImport {
+                            module,
+                            names: Vec::new(),
+                        },
+                        e.span(),
+                    )
+                })
                 .collect::<Vec<_>>()
         });
+    let star = just(Tok::Star).map_with(|_, e| {
+        vec![Ident {
+            name: "*".to_string(),
+            span: e.span(),
+        }]
+    });
+    let name_list = ident()
+        .then_ignore(just(Tok::As).then(ident()).or_not())
+        .separated_by(just(Tok::Comma))
+        .at_least(1)
+        .allow_trailing()
+        .collect::<Vec<_>>();
+    let names = choice((
+        star,
+        name_list
+            .clone()
+            .delimited_by(just(Tok::LParen), just(Tok::RParen)),
+        name_list,
+    ))
+    .then_ignore(just(Tok::Newline).or(just(Tok::Semi)).rewind())
+    .or(none_of([Tok::Newline, Tok::Semi]).repeated().to(Vec::new()));
     let from = just(Tok::From)
         .ignore_then(just(Tok::Dot).repeated().count())
         .then(dotted().or_not())
         .then_ignore(just(Tok::Import))
-        .then_ignore(none_of([Tok::Newline, Tok::Semi]).repeated())
-        .map_with(|(dots, name), e| {
+        .then(names)
+        .map_with(|((dots, name), names), e| {
             let module = format!("{}{}", ".".repeat(dots), name.unwrap_or_default());
-            one(StmtKind::PythonImport { module }, e.span())
+            one(StmtKind::PythonImport { module, names }, e.span())
         });
     import.or(from).boxed()
 }

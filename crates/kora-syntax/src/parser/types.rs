@@ -30,8 +30,18 @@ pub(crate) fn ty<'a>() -> P<'a, TypeExpr> {
                 name,
                 args: args.unwrap_or_default(),
             });
+        // `tuple[int, ...]`: any number of items of one type.
+        let ellipsis =
+            just(Tok::Dot)
+                .then(just(Tok::Dot))
+                .then(just(Tok::Dot))
+                .to(TypeExprKind::Named {
+                    name: "...".into(),
+                    args: Vec::new(),
+                });
         let simple = choice((
             named,
+            ellipsis,
             select! { Tok::Str(raw) => TypeExprKind::Literal(decode_string(raw)) },
             just(Tok::None).to(TypeExprKind::None),
         ))

@@ -291,6 +291,7 @@ macro_rules! visitor {
                     v.visit_expr(orelse);
                 }
                 ExprKind::Int(_)
+                | ExprKind::BigInt(_)
                 | ExprKind::Float(_)
                 | ExprKind::Str(_)
                 | ExprKind::Bool(_)
@@ -317,7 +318,10 @@ macro_rules! visitor {
                     }
                 }
                 PatternKind::As(inner, _) => v.visit_pattern(inner),
-                PatternKind::Wildcard | PatternKind::Capture(_) | PatternKind::Error => {}
+                PatternKind::Wildcard
+                | PatternKind::Capture(_)
+                | PatternKind::Star(_)
+                | PatternKind::Error => {}
             }
         }
 

@@ -118,6 +118,7 @@ fn stmt_name(k: &StmtKind) -> &'static str {
 fn expr_name(k: &ExprKind) -> &'static str {
     match k {
         ExprKind::Int(_) => "Int",
+        ExprKind::BigInt(_) => "BigInt",
         ExprKind::Float(_) => "Float",
         ExprKind::Str(_) => "Str",
         ExprKind::FString(_) => "FString",
@@ -154,6 +155,7 @@ fn pattern_name(k: &PatternKind) -> &'static str {
         PatternKind::Literal(_) => "Literal",
         PatternKind::Constructor { .. } => "Constructor",
         PatternKind::Sequence(_) => "Sequence",
+        PatternKind::Star(_) => "Star",
         PatternKind::Or(_) => "Or",
         PatternKind::As(..) => "As",
         PatternKind::Error => "PatternError",

@@ -226,7 +226,12 @@ pub fn stmt(s: &Stmt) -> String {
             format!("(declassify {} {} {})", expr(value), sink.name, block(body))
         }
         StmtKind::Test { name, body } => format!("(test {name:?} {})", block(body)),
-        StmtKind::PythonImport { module } => format!("(import {module})"),
+        StmtKind::PythonImport { module, names } if names.is_empty() => {
+            format!("(import {module})")
+        }
+        StmtKind::PythonImport { module, names } => {
+            format!("(from {module} import {})", list(names, |n| n.name.clone()))
+        }
         StmtKind::Error => "ERROR".into(),
     }
 }
@@ -264,6 +269,7 @@ pub fn pat(p: &Pattern) -> String {
             format!("{}({})", name.name, parts.join(" "))
         }
         PatternKind::Sequence(ps) => format!("(seq {})", list(ps, pat)),
+        PatternKind::Star(n) => format!("*{}", n.name),
         PatternKind::Or(ps) => format!("(| {})", list(ps, pat)),
         PatternKind::As(p, n) => format!("(as {} {})", pat(p), n.name),
         PatternKind::Error => "ERROR".into(),
@@ -315,6 +321,7 @@ fn clause(c: &CompClause) -> String {
 pub fn expr(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Int(v) => v.to_string(),
+        ExprKind::BigInt(v) => v.clone(),
         ExprKind::Float(v) => format!("{v:?}"),
         ExprKind::Str(s) => format!("{s:?}"),
         ExprKind::FString(parts) => format!("(f {})", fparts(parts)),

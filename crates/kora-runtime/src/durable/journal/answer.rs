@@ -7,10 +7,10 @@
 use std::path::Path;
 
 use super::commit::Writer;
-use super::durable::RunError;
 use super::fold::{fold, SlotState};
 use super::open::{open_journal, Opened};
 use super::record::Record;
+use super::run::RunError;
 
 /// Answers the question run `id` waits on; returns the question.
 pub fn answer(project_dir: &Path, id: &str, text: &str) -> Result<String, RunError> {
@@ -22,9 +22,10 @@ pub fn answer(project_dir: &Path, id: &str, text: &str) -> Result<String, RunErr
     } = open_journal(project_dir, id)?;
     let folded = fold(&loaded.records);
     let pending = loaded.records.iter().rev().find_map(|r| match r {
-        Record::Sent { slot, kind, call }
-            if kind == "ask_human"
-                && matches!(folded.slots.get(slot), Some(SlotState::Sent { .. })) =>
+        Record::Sent {
+            slot, kind, call, ..
+        } if kind == "ask_human"
+            && matches!(folded.slots.get(slot), Some(SlotState::Sent { .. })) =>
         {
             Some((slot.clone(), call.clone()))
         }
@@ -36,12 +37,14 @@ pub fn answer(project_dir: &Path, id: &str, text: &str) -> Result<String, RunErr
         )));
     };
     let io = |e: std::io::Error| RunError::Io(format!("cannot write {}: {e}", path.display()));
-    let w = Writer::open(&path, loaded.whole).map_err(io)?;
+    let w = Writer::open(&path, loaded.whole, loaded.next_seq()).map_err(io)?;
     w.append_synced(&Record::Done {
         slot,
         kind: "ask_human".into(),
         result: serde_json::json!({ "ok": text }),
         digest: None,
+        keyed: None,
+        sealed: None,
     })
     .map_err(io)?;
     w.append_synced(&Record::Status {

@@ -1,245 +1,30 @@
-//! A durable run: its journal opened for writing, and the pipeline observer that replays and records effects.
+//! The pipeline observer of a durable run: it replays finished effects and journals new ones.
 //!
 //! Every effect gets a slot named by its structural operation id and how many
 //! times that operation has run before in this run (`main.ko:f#2/7`); a resume
 //! re-runs the program from the top, so the same code reaches the same slots.
 //! What the observer does with a slot is gaps.md's resume table: a finished
 //! effect is replayed, never performed again; a read is performed again and its
-//! digest compared; a world-changing write left between its mark and its outcome
-//! stops the run, because whether it happened is unknown.
+//! digest compared; a world-changing effect writes its attempt (with how to check
+//! it) before it acts. An attempt a kill left open was settled before the program
+//! started (`run.rs`), so the observer never meets one. A classified value is kept
+//! as a keyed digest when the effect reads it again, sealed when it is replayed.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
-use super::commit::Writer;
-use super::fold::{fold, Folded, SlotState};
-use super::lock::RunLock;
-use super::open::{open_journal, Opened};
-use super::record::{Record, FORMAT};
+use super::fold::SlotState;
+use super::record::Record;
+use super::run::{hex, Run};
 use crate::durable::effect::{
-    Class, Effect, ForBranch, Kind, Observation, Observer, State, Verdict,
+    Class, Effect, ForBranch, Intent, Kind, Observation, Observer, State, Verdict,
 };
-
-/// Why a durable run could not start or resume.
-#[derive(Debug)]
-pub enum RunError {
-    NotFound(String),
-    Locked(String),
-    Load(String),
-    /// The journal belongs to another format or another program.
-    Refused(String),
-    Io(String),
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            RunError::NotFound(s)
-            | RunError::Locked(s)
-            | RunError::Load(s)
-            | RunError::Refused(s)
-            | RunError::Io(s) => f.write_str(s),
-        }
-    }
-}
-
-/// One durable run, shared by its interpreter, its output and (later) its workers.
-pub struct Run {
-    pub id: String,
-    pub dir: PathBuf,
-    /// What the journal held when this process started: the slots a resume replays.
-    pub past: Folded,
-    writer: Writer,
-    /// The newest effect record appended without a sync (0: none).
-    unsynced: AtomicU64,
-    /// The first journal write that failed: the run stops at its next effect.
-    broken: Mutex<Option<String>>,
-    _lock: RunLock,
-}
-
-/// A program's identity for the journal: SHA-256 over each module's path and source.
-pub fn program_digest<'a>(modules: impl Iterator<Item = (&'a Path, &'a str)>) -> String {
-    let mut h = Sha256::new();
-    for (path, source) in modules {
-        let p = path.to_string_lossy();
-        h.update((p.len() as u64).to_le_bytes());
-        h.update(p.as_bytes());
-        h.update((source.len() as u64).to_le_bytes());
-        h.update(source.as_bytes());
-    }
-    hex(&h.finalize())
-}
-
-/// Lower-case hex of a digest: how journals, cassettes and config digests spell SHA-256.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use crate::durable::{machine_key, seal};
 
 impl Run {
-    /// Starts a new run: its folder, its lock, and a header synced before anything happens.
-    pub fn start(
-        project_dir: &Path,
-        id: &str,
-        program: &str,
-        digest: &str,
-        args: &[String],
-        model: Option<&str>,
-        config: &std::collections::BTreeMap<String, String>,
-    ) -> Result<Arc<Run>, RunError> {
-        let path = super::journal_path(project_dir, id);
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        if path.exists() {
-            return Err(RunError::Refused(format!(
-                "run {id} already exists; resume it with `kora run --resume {id}` or pick another --run-id"
-            )));
-        }
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| RunError::Io(format!("cannot create {}: {e}", dir.display())))?;
-        let lock = RunLock::take(&dir, id).map_err(RunError::Locked)?;
-        // The header goes in by rename, so a journal either names its program or does not exist.
-        let header = Record::Header {
-            format: FORMAT,
-            run: id.to_string(),
-            program: program.to_string(),
-            digest: digest.to_string(),
-            args: args.to_vec(),
-            model: model.map(str::to_string),
-            config: Some(config.clone()),
-        };
-        let io = |e: std::io::Error| RunError::Io(format!("cannot write {}: {e}", path.display()));
-        let tmp = dir.join("journal.jsonl.new");
-        {
-            let mut f = std::fs::File::create(&tmp).map_err(io)?;
-            std::io::Write::write_all(&mut f, header.line().as_bytes()).map_err(io)?;
-            f.sync_all().map_err(io)?;
-        }
-        std::fs::rename(&tmp, &path).map_err(io)?;
-        let whole = header.line().len() as u64;
-        let writer = Writer::open(&path, whole).map_err(io)?;
-        Run::open(id, dir, fold(&[]), writer, lock, "")
-    }
-
-    /// Opens an existing run to continue it; `digest` is checked by the caller against the header.
-    pub fn resume(project_dir: &Path, id: &str) -> Result<Arc<Run>, RunError> {
-        let Opened {
-            path,
-            dir,
-            lock,
-            loaded,
-        } = open_journal(project_dir, id)?;
-        match loaded.records.first() {
-            Some(Record::Header { format, .. }) if *format == FORMAT => {}
-            Some(Record::Header { format, .. }) => {
-                return Err(RunError::Refused(format!(
-                    "run {id} was written in journal format {format}, and this kora reads format {FORMAT} only; finish it with the kora that started it"
-                )))
-            }
-            _ => {
-                return Err(RunError::Load(format!(
-                    "run {id}: the journal has no header, so it was never started properly; start a new run"
-                )))
-            }
-        }
-        let writer = Writer::open(&path, loaded.whole)
-            .map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
-        Run::open(id, dir, fold(&loaded.records), writer, lock, "resumed")
-    }
-
-    /// The run, marked running (synced) before any effect of this process.
-    fn open(
-        id: &str,
-        dir: PathBuf,
-        past: Folded,
-        writer: Writer,
-        lock: RunLock,
-        how: &str,
-    ) -> Result<Arc<Run>, RunError> {
-        let run = Run {
-            id: id.to_string(),
-            dir,
-            past,
-            writer,
-            unsynced: AtomicU64::new(0),
-            broken: Mutex::new(None),
-            _lock: lock,
-        };
-        run.status("running", how);
-        run.check()?;
-        Ok(Arc::new(run))
-    }
-
-    fn write(&self, r: &Record, durable: bool) {
-        let result = if durable {
-            self.writer.append_synced(r)
-        } else {
-            self.writer.append(r).map(|seq| {
-                if !matches!(r, Record::Out { .. }) {
-                    self.unsynced.fetch_max(seq, Ordering::Relaxed);
-                }
-            })
-        };
-        if let Err(e) = result {
-            let mut broken = self.broken.lock().unwrap_or_else(|p| p.into_inner());
-            broken.get_or_insert_with(|| {
-                format!("the journal of run {} cannot be written: {e}", self.id)
-            });
-        }
-    }
-
-    fn check(&self) -> Result<(), RunError> {
-        match self.broken_reason() {
-            Some(why) => Err(RunError::Io(why)),
-            None => Ok(()),
-        }
-    }
-
-    fn broken_reason(&self) -> Option<String> {
-        self.broken
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Records a change of the run's state (synced: `kora runs` reads it).
-    pub fn status(&self, state: &str, detail: &str) {
-        self.write(
-            &Record::Status {
-                state: state.to_string(),
-                detail: detail.to_string(),
-            },
-            true,
-        );
-    }
-
-    /// Makes the unsynced effect records durable (one sync, or none if nothing is pending).
-    pub fn settle(&self) {
-        let seq = self.unsynced.load(Ordering::Relaxed);
-        if seq == 0 {
-            return;
-        }
-        if let Err(e) = self.writer.sync_to(seq) {
-            let mut broken = self.broken.lock().unwrap_or_else(|p| p.into_inner());
-            broken.get_or_insert_with(|| {
-                format!("the journal of run {} cannot be synced: {e}", self.id)
-            });
-        }
-    }
-
-    /// Records output that reached the terminal.
-    pub fn shown(&self, bytes: u64) {
-        self.write(&Record::Out { bytes }, false);
-    }
-
-    /// How many fsyncs the journal took in this process.
-    pub fn syncs(&self) -> u64 {
-        self.writer.syncs()
-    }
-
     /// The observer a run's pipeline attaches.
     pub fn observer(self: &Arc<Self>) -> Durable {
         self.observer_in("")
@@ -258,6 +43,11 @@ impl Run {
             frames: Vec::new(),
             diverged: None,
         }
+    }
+
+    /// Where a keyed digest or a sealed record of `slot` belongs: it checks or opens only there.
+    fn context(&self, slot: &str) -> String {
+        format!("kora journal\0{}\0{slot}", self.id)
     }
 }
 
@@ -297,6 +87,17 @@ pub struct Durable {
     diverged: Option<String>,
 }
 
+/// How a classified result is kept.
+#[derive(Default, PartialEq)]
+enum Secret {
+    #[default]
+    None,
+    /// Read again on resume: only its keyed digest is kept.
+    Keyed(String),
+    /// Replayed on resume: kept sealed.
+    Sealed,
+}
+
 /// One effect in flight.
 #[derive(Default)]
 struct Frame {
@@ -304,6 +105,12 @@ struct Frame {
     replayed: bool,
     expect_digest: Option<String>,
     digest: Option<String>,
+    /// A classified value read again: the keyed digest it must match, and whether it came.
+    expect_keyed: Option<String>,
+    keyed_seen: bool,
+    secret: Secret,
+    /// Its attempt is journaled (by `intent`, or on entering Sent).
+    marked: bool,
 }
 
 /// Effects whose outcome is not synced on its own. Losing such a record to a crash
@@ -318,11 +125,94 @@ fn cheap(e: &Effect) -> bool {
         )
 }
 
-/// Marked before it is sent, so a crash in between is known to be ambiguous. A tool of the
-/// program's own is not: it is Kora code whose writes are marked themselves, so one cut off
-/// mid-way runs again (an MCP tool, acting outside, will be world-changing).
+/// Marked before it is sent, so a crash in between is known to be an open attempt. A tool
+/// of the program's own is not: it is Kora code whose writes are marked themselves, so one
+/// cut off mid-way runs again.
 fn two_phase(e: &Effect) -> bool {
     e.class == Class::WorldChanging
+}
+
+impl Durable {
+    fn mark(&mut self, e: &Effect, i: Option<&Intent>) {
+        let Some(frame) = self.frames.last_mut() else {
+            return;
+        };
+        if frame.marked || frame.replayed || frame.slot.is_empty() {
+            return;
+        }
+        frame.marked = true;
+        let check = i.and_then(|i| i.check.clone());
+        let target = if check.is_none() {
+            e.target.chars().take(300).collect()
+        } else {
+            String::new()
+        };
+        self.run.write(
+            &Record::Sent {
+                slot: frame.slot.clone(),
+                kind: e.kind.name().to_string(),
+                call: e.call.to_string(),
+                check,
+                target,
+                done_as: i.and_then(|i| i.done_as.clone()),
+            },
+            true,
+        );
+    }
+
+    /// The Done record of a finished effect, its classified parts digested or sealed.
+    fn done(&self, e: &Effect, frame: Frame, ok: bool, result: Json) -> Option<Record> {
+        let kind = e.kind.name().to_string();
+        let sealed_needed = frame.secret == Secret::Sealed
+            || (crate::labels::label::any() && {
+                let text = result.to_string();
+                crate::labels::label::scrub(&text) != text
+            });
+        if let (Secret::Keyed(d), true) = (&frame.secret, ok) {
+            return Some(Record::Done {
+                slot: frame.slot,
+                kind,
+                result: serde_json::json!({ "ok": null }),
+                digest: frame.digest,
+                keyed: Some(d.clone()),
+                sealed: None,
+            });
+        }
+        if sealed_needed {
+            let sealed = machine_key::key().and_then(|k| {
+                seal::seal(
+                    k,
+                    &self.run.context(&frame.slot),
+                    result.to_string().as_bytes(),
+                )
+            });
+            return match sealed {
+                Ok(s) => Some(Record::Done {
+                    slot: frame.slot,
+                    kind,
+                    result: Json::Null,
+                    digest: frame.digest,
+                    keyed: None,
+                    sealed: Some(s),
+                }),
+                Err(why) => {
+                    self.run.fail(format!(
+                        "run {} cannot journal the classified result of `{}` at {}: {why}",
+                        self.run.id, e.call, frame.slot
+                    ));
+                    None
+                }
+            };
+        }
+        Some(Record::Done {
+            slot: frame.slot,
+            kind,
+            result,
+            digest: frame.digest,
+            keyed: None,
+            sealed: None,
+        })
+    }
 }
 
 impl Observer for Durable {
@@ -353,12 +243,51 @@ impl Observer for Durable {
                 frame.replayed = true;
                 Verdict::Proceed
             }
+            Some(SlotState::Done {
+                keyed: Some(k), ..
+            }) => {
+                // A classified value: read again, and checked against its keyed digest.
+                match machine_key::key() {
+                    Ok(key) if seal::same_key(key, k) => {
+                        frame.expect_keyed = Some(k.clone());
+                        frame.replayed = true;
+                        Verdict::Proceed
+                    }
+                    Ok(_) => Verdict::Refuse(format!(
+                        "run {} cannot check `{}` at {}: the journal kept it with another machine's key than this machine's key (it was copied from another machine, or ~/.kora/key changed); resume it where it started, or restore the key",
+                        self.run.id, e.call, frame.slot
+                    )),
+                    Err(why) => Verdict::Refuse(format!(
+                        "run {} cannot check `{}` at {}: {why}",
+                        self.run.id, e.call, frame.slot
+                    )),
+                }
+            }
+            Some(SlotState::Done {
+                sealed: Some(s), ..
+            }) => {
+                let opened = machine_key::key()
+                    .and_then(|k| seal::open(k, &self.run.context(&frame.slot), s))
+                    .and_then(|b| serde_json::from_slice::<Json>(&b).map_err(|e| e.to_string()));
+                match opened {
+                    Ok(j) => {
+                        frame.replayed = true;
+                        Verdict::Replay(j)
+                    }
+                    Err(why) => Verdict::Refuse(format!(
+                        "run {} cannot replay `{}` at {}: {why}",
+                        self.run.id, e.call, frame.slot
+                    )),
+                }
+            }
             Some(SlotState::Done { result, .. }) => {
                 frame.replayed = true;
                 Verdict::Replay(result.clone())
             }
+            // Every open attempt was settled before the program started; one left here means
+            // the journal changed under the run.
             Some(SlotState::Sent { call, .. }) if two_phase(e) => Verdict::Refuse(format!(
-                "run {} stopped after `{call}` at {} was sent and before its outcome was recorded, so whether it happened is unknown; check by hand, then start a new run",
+                "run {} has `{call}` at {} sent with no outcome and no decision about it; resume it again to settle it",
                 self.run.id, frame.slot
             )),
             _ => Verdict::Proceed,
@@ -369,19 +298,49 @@ impl Observer for Durable {
         if state == State::Prepared {
             self.frames.push(Frame::default());
         }
-        let Some(frame) = self.frames.last() else {
+        if state == (State::Sent { attempt: 1 }) && two_phase(e) && !e.kind.marks_itself() {
+            self.mark(e, None);
+        }
+    }
+
+    fn intent(&mut self, e: &Effect, i: &Intent) -> Option<String> {
+        if two_phase(e) {
+            self.mark(e, Some(i));
+        }
+        self.frames
+            .last()
+            .map(|f| f.slot.clone())
+            .filter(|s| !s.is_empty())
+    }
+
+    fn classified(&mut self, e: &Effect, reread: Option<&[u8]>) {
+        let Some(frame) = self.frames.last_mut() else {
             return;
         };
-        if state == (State::Sent { attempt: 1 }) && two_phase(e) {
-            self.run.write(
-                &Record::Sent {
-                    slot: frame.slot.clone(),
-                    kind: e.kind.name().to_string(),
-                    call: e.call.to_string(),
-                },
-                true,
-            );
+        let Some(bytes) = reread else {
+            frame.secret = Secret::Sealed;
+            return;
+        };
+        let keyed = match machine_key::key() {
+            Ok(k) => seal::keyed_digest(k, &self.run.context(&frame.slot), bytes),
+            Err(why) => {
+                self.run.fail(format!(
+                    "run {} cannot journal the classified value of `{}` at {}: {why}",
+                    self.run.id, e.call, frame.slot
+                ));
+                return;
+            }
+        };
+        if let Some(expected) = &frame.expect_keyed {
+            frame.keyed_seen = true;
+            if *expected != keyed {
+                self.diverged = Some(format!(
+                    "`{}` at {} ({}) has a different value than when run {} read it before it stopped; the run's input changed, so resuming could repeat or skip work (restore it, or start a new run)",
+                    e.call, frame.slot, e.target, self.run.id
+                ));
+            }
         }
+        frame.secret = Secret::Keyed(keyed);
     }
 
     fn observed(&mut self, e: &Effect, what: &Observation) {
@@ -410,6 +369,12 @@ impl Observer for Durable {
         let Some(frame) = self.frames.pop() else {
             return;
         };
+        if frame.expect_keyed.is_some() && !frame.keyed_seen {
+            self.diverged = Some(format!(
+                "`{}` at {} ({}) no longer gives the value run {} read before it stopped; the run's input changed (restore it, or start a new run)",
+                e.call, frame.slot, e.target, self.run.id
+            ));
+        }
         // An empty slot: an earlier observer stopped the effect before this one named it.
         if frame.replayed || frame.slot.is_empty() {
             return;
@@ -421,25 +386,24 @@ impl Observer for Durable {
                     slot: frame.slot.clone(),
                     kind: e.kind.name().to_string(),
                     call: e.target.to_string(),
+                    check: None,
+                    target: String::new(),
+                    done_as: None,
                 },
                 true,
             );
             return;
         }
-        self.run.write(
-            &Record::Done {
-                slot: frame.slot,
-                kind: e.kind.name().to_string(),
-                result: record(),
-                digest: frame.digest,
-            },
-            !cheap(e),
-        );
+        if let Some(r) = self.done(e, frame, ok, record()) {
+            self.run.write(&r, !cheap(e));
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::run::RunError;
+    use super::super::FORMAT;
     use super::*;
 
     #[test]
@@ -451,12 +415,19 @@ mod tests {
         drop(run);
         let path = super::super::journal_path(&dir, "old");
         let text = std::fs::read_to_string(&path).expect("journal");
-        let older = text.replacen(&format!("\"format\":{FORMAT}"), "\"format\":1", 1);
-        assert_ne!(older, text, "the header names its format");
-        std::fs::write(&path, older).expect("rewrite");
+        assert!(text.contains(&format!("\"format\":{FORMAT}")), "{text}");
+        // What format 2 wrote: plain JSON lines, no numbers or checksums.
+        std::fs::write(
+            &path,
+            "{\"t\":\"header\",\"format\":2,\"run\":\"old\",\"program\":\"p.ko\",\"digest\":\"d\",\"args\":[]}\n{\"t\":\"status\",\"state\":\"running\"}\n",
+        )
+        .expect("rewrite");
+        let _ = std::fs::remove_file(super::super::store::synced_path(&path));
         match Run::resume(&dir, "old") {
-            Err(RunError::Refused(why)) => {
-                assert!(why.contains("journal format 1"), "{why}");
+            Err(e @ RunError::Load { .. }) => {
+                let why = e.to_string();
+                assert_eq!(e.code(), Some("E1363"));
+                assert!(why.contains("format 2 by an older kora"), "{why}");
                 assert!(why.contains("the kora that started it"), "{why}");
             }
             Err(e) => panic!("refused for another reason: {e}"),

@@ -4,17 +4,27 @@ use std::collections::HashMap;
 
 use serde_json::Value as Json;
 
+use super::check::Check;
 use super::record::Record;
 
 /// Where one effect slot stopped.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SlotState {
     /// Marked before acting on the world; no outcome was recorded.
-    Sent { kind: String, call: String },
-    /// Finished: the recorded outcome (and a read's digest).
+    Sent {
+        kind: String,
+        call: String,
+        check: Option<Check>,
+        target: String,
+        done_as: Option<Json>,
+    },
+    /// Finished: the recorded outcome (and a read's digest, a classified value's keyed
+    /// digest, or the outcome sealed).
     Done {
         result: Json,
         digest: Option<String>,
+        keyed: Option<String>,
+        sealed: Option<String>,
     },
 }
 
@@ -66,12 +76,22 @@ pub fn fold(records: &[Record]) -> Folded {
                     f.header = Some(r.clone());
                 }
             }
-            Record::Sent { slot, kind, call } => {
+            Record::Sent {
+                slot,
+                kind,
+                call,
+                check,
+                target,
+                done_as,
+            } => {
                 f.slots.insert(
                     slot.clone(),
                     SlotState::Sent {
                         kind: kind.clone(),
                         call: call.clone(),
+                        check: check.clone(),
+                        target: target.clone(),
+                        done_as: done_as.clone(),
                     },
                 );
             }
@@ -79,6 +99,8 @@ pub fn fold(records: &[Record]) -> Folded {
                 slot,
                 result,
                 digest,
+                keyed,
+                sealed,
                 ..
             } => {
                 f.slots.insert(
@@ -86,8 +108,31 @@ pub fn fold(records: &[Record]) -> Folded {
                     SlotState::Done {
                         result: result.clone(),
                         digest: digest.clone(),
+                        keyed: keyed.clone(),
+                        sealed: sealed.clone(),
                     },
                 );
+            }
+            Record::Resolved {
+                slot,
+                decision,
+                result,
+                ..
+            } => {
+                if decision == "done" {
+                    f.slots.insert(
+                        slot.clone(),
+                        SlotState::Done {
+                            result: result.clone().unwrap_or(Json::Null),
+                            digest: None,
+                            keyed: None,
+                            sealed: None,
+                        },
+                    );
+                } else {
+                    // Not run: the slot is fresh work again.
+                    f.slots.remove(slot);
+                }
             }
             Record::Out { bytes } => f.out_bytes += bytes,
             Record::Status { state, detail } => {
@@ -147,6 +192,9 @@ mod tests {
                 slot: "a/0".into(),
                 kind: "sql_write".into(),
                 call: "sql.execute".into(),
+                check: None,
+                target: String::new(),
+                done_as: None,
             },
             Record::Out { bytes: 4 },
             Record::Done {
@@ -154,6 +202,8 @@ mod tests {
                 kind: "sql_write".into(),
                 result: json!({"ok": 1}),
                 digest: None,
+                keyed: None,
+                sealed: None,
             },
             Record::Out { bytes: 6 },
             Record::Status {
@@ -164,5 +214,37 @@ mod tests {
         assert_eq!(f.out_bytes, 10);
         assert_eq!(f.state, RunState::Finished);
         assert!(matches!(f.slots.get("a/0"), Some(SlotState::Done { .. })));
+    }
+
+    #[test]
+    fn a_decision_settles_an_open_attempt() {
+        let sent = |slot: &str| Record::Sent {
+            slot: slot.into(),
+            kind: "fs_write".into(),
+            call: "fs.append".into(),
+            check: None,
+            target: String::new(),
+            done_as: None,
+        };
+        let f = fold(&[
+            sent("a/0"),
+            sent("b/0"),
+            Record::Resolved {
+                slot: "a/0".into(),
+                decision: "done".into(),
+                by: "check".into(),
+                result: Some(json!({"ok": null})),
+            },
+            Record::Resolved {
+                slot: "b/0".into(),
+                decision: "not_run".into(),
+                by: "person".into(),
+                result: None,
+            },
+        ]);
+        assert!(
+            matches!(f.slots.get("a/0"), Some(SlotState::Done { result, .. }) if *result == json!({"ok": null}))
+        );
+        assert!(!f.slots.contains_key("b/0"), "not run: fresh work again");
     }
 }

@@ -1,12 +1,15 @@
 //! The durable run's journal: an append-only file of JSON lines that a killed run resumes from.
 //!
-//! `record` is the line format, `store` reads and appends the file (a torn last line is
-//! dropped, an earlier bad line is corruption), `commit` is group commit (one fsync covers
-//! every record appended beside it), `lock` keeps one process per run, `fold` turns the
-//! records into what a resume needs, and `durable` is the effect-pipeline observer that
-//! replays finished effects and writes new ones.
+//! `record` is the line format (numbered, checksummed), `store` reads the file (a torn
+//! last line is dropped; a bad checksum, a gap in sequence or a file shorter than what was
+//! synced is damage), `commit` is group commit (one fsync covers every record appended
+//! beside it), `lock` keeps one process per run, `fold` turns the records into what a
+//! resume needs, `check` and `resolve` settle the attempts a kill left open before a
+//! resume runs anything, `run` opens a run for writing, and `durable` is the
+//! effect-pipeline observer that replays finished effects and writes new ones.
 
 pub mod answer;
+pub mod check;
 pub mod commit;
 pub mod durable;
 pub mod fold;
@@ -14,15 +17,19 @@ pub mod lock;
 mod open;
 pub mod output;
 pub mod record;
+pub mod resolve;
+pub mod run;
 pub mod store;
 
 pub use answer::answer;
 pub use commit::Writer;
-pub use durable::{program_digest, Durable, Run, RunError};
+pub use durable::Durable;
 pub use fold::{Folded, RunState, SlotState};
 pub use lock::RunLock;
 pub use output::JournaledOut;
 pub use record::{Record, FORMAT};
+pub use resolve::Decisions;
+pub use run::{program_digest, stops_of, Resuming, Run, RunError};
 pub use store::{load, LoadError};
 
 /// The slot a `parallel for` branch that stops its loop records under (`p3.7|stop/0`): the
@@ -45,7 +52,8 @@ pub fn journal_path(project_dir: &Path, run_id: &str) -> PathBuf {
 #[derive(Debug)]
 pub struct RunSummary {
     pub id: String,
-    /// `running`, `interrupted` (nobody holds its lock), `suspended`, `finished`, `failed`.
+    /// `running`, `interrupted` (nobody holds its lock), `stopped` (its resume waits for a
+    /// person's decision), `suspended`, `finished`, `failed`.
     pub state: String,
     pub detail: String,
     pub program: String,
@@ -75,9 +83,18 @@ pub fn list(project_dir: &Path) -> std::io::Result<Vec<RunSummary>> {
                     RunState::Suspended(d) | RunState::Failed(d) => d.clone(),
                     _ => String::new(),
                 };
-                // A run marked running whose lock is free was killed: it waits for a resume.
-                if f.state == RunState::Running && RunLock::take(&entry.path(), &id).is_ok() {
-                    state = "interrupted".to_string();
+                // A run marked running whose lock is free was killed: it waits for a resume,
+                // unless the resume would stop on an attempt only a person can settle.
+                let mut detail = detail;
+                let free = matches!(f.state, RunState::Running | RunState::Failed(_))
+                    && RunLock::take(&entry.path(), &id).is_ok();
+                if free {
+                    if let Some(stops) = stops_of(project_dir, &id) {
+                        state = "stopped".to_string();
+                        detail = stops;
+                    } else if f.state == RunState::Running {
+                        state = "interrupted".to_string();
+                    }
                 }
                 (state, detail, program)
             }

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::durable::RunError;
 use super::lock::RunLock;
+use super::run::{RunError, DAMAGED, OTHER_FORMAT};
 use super::store::{load, LoadError, Loaded};
 
 /// An existing run, locked for this process.
@@ -32,7 +32,14 @@ pub(crate) fn open_journal(project_dir: &Path, id: &str) -> Result<Opened, RunEr
     let lock = RunLock::take(&dir, id).map_err(RunError::Locked)?;
     let loaded = load(&path).map_err(|e| match e {
         LoadError::Io(e) => RunError::Io(format!("cannot read {}: {e}", path.display())),
-        e => RunError::Load(format!("run {id}: {e}")),
+        e @ LoadError::Format { .. } => RunError::Load {
+            code: OTHER_FORMAT,
+            text: format!("run {id}: {e}"),
+        },
+        e => RunError::Load {
+            code: DAMAGED,
+            text: format!("run {id}: {e}"),
+        },
     })?;
     Ok(Opened {
         path,

@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use super::durable::Run;
+use super::run::Run;
 
 /// Wraps the terminal; each write is flushed, then recorded.
 pub struct JournaledOut<W: Write> {

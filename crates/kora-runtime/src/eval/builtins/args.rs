@@ -118,6 +118,10 @@ pub fn index(v: &Value) -> RtResult<i64> {
         Value::Bool(b) => Ok(*b as i64),
         // The caller's mode has put the label on the result already (`label_calls.rs`).
         Value::Labeled(_) | Value::LabeledSmall(_) => index(&crate::labels::label::plain(v)),
+        Value::BigInt(_) => fail(
+            codes::OVERFLOW,
+            "Python int too large to convert to C ssize_t",
+        ),
         _ => type_error(format!(
             "'{}' object cannot be interpreted as an integer",
             type_name(v)

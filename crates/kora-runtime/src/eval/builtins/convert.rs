@@ -69,7 +69,10 @@ pub(super) fn construct(
             match which {
                 id::STR => Ok(match x {
                     Value::Str(_) => x,
-                    _ => Value::str(to_string(p, &x)),
+                    _ => {
+                        crate::value::big_int::check_text(&x)?;
+                        Value::str(to_string(p, &x))
+                    }
                 }),
                 id::FLOAT => to_float(&x).map(Value::Float),
                 id::BOOL => Ok(Value::Bool(x.truthy())),
@@ -109,16 +112,69 @@ pub fn to_int(x: Option<&Value>, base: Option<&Value>) -> RtResult<Value> {
         return Ok(Value::Int(0));
     };
     match (x, base) {
-        (Value::Str(s), _) => parse_int(s.as_str(), base.unwrap_or(10)).map(Value::Int),
+        (Value::Str(s), _) => parse_int_value(s.as_str(), base.unwrap_or(10)),
         (_, Some(_)) => type_error("int() can't convert non-string with explicit base"),
         (Value::Int(i), None) => Ok(Value::Int(*i)),
+        (Value::BigInt(b), None) => Ok(Value::BigInt(b.clone())),
         (Value::Bool(b), None) => Ok(Value::Int(*b as i64)),
-        (Value::Float(f), None) => float_to_int(*f).map(Value::Int),
+        (Value::Float(f), None) => float_to_int_value(*f),
         (Value::Cell(c), None) => to_int(Some(&c.borrow()), None),
         _ => type_error(format!(
             "int() argument must be a string, a bytes-like object or a real number, not '{}'",
             type_name(x)
         )),
+    }
+}
+
+/// `int(f)`: truncated toward zero, of any size.
+pub fn float_to_int_value(f: f64) -> RtResult<Value> {
+    if f.is_finite() {
+        return Ok(crate::value::big_int::from_f64(f));
+    }
+    float_to_int(f).map(Value::Int)
+}
+
+/// `int(s, base)` of any size: the 64-bit reading first, big ints when it overflows.
+pub fn parse_int_value(s: &str, base: u32) -> RtResult<Value> {
+    match parse_int(s, base) {
+        Ok(i) => Ok(Value::Int(i)),
+        Err(e) if e.code == codes::OVERFLOW => parse_big(s, base),
+        Err(e) => Err(e),
+    }
+}
+
+/// A well-formed int literal too long for 64 bits (`parse_int` validated its shape).
+#[cold]
+fn parse_big(s: &str, base: u32) -> RtResult<Value> {
+    let t = s.trim_matches(unicode::is_space);
+    let (negative, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower2 = t.get(..2).map(|p| p.to_ascii_lowercase());
+    let (radix, digits) = match (base, lower2.as_deref()) {
+        (0 | 16, Some("0x")) => (16, &t[2..]),
+        (0 | 8, Some("0o")) => (8, &t[2..]),
+        (0 | 2, Some("0b")) => (2, &t[2..]),
+        (0, _) => (10, t),
+        (b, _) => (b, t),
+    };
+    let digits: String = digits
+        .chars()
+        .filter(|c| *c != '_')
+        .map(|c| match unicode::decimal_value(c) {
+            Some(d) => char::from_digit(d, 10).unwrap_or(c),
+            None => c,
+        })
+        .collect();
+    match crate::value::big_int::parse(&digits, radix)? {
+        Some(b) => Ok(crate::value::big_int::normalize(if negative {
+            -b
+        } else {
+            b
+        })),
+        None => invalid_int(s, base),
     }
 }
 
@@ -246,6 +302,7 @@ pub fn to_float(x: &Value) -> RtResult<f64> {
     match x {
         Value::Float(f) => Ok(*f),
         Value::Int(i) => Ok(*i as f64),
+        Value::BigInt(b) => crate::value::big_int::to_f64(b),
         Value::Bool(b) => Ok(*b as i64 as f64),
         Value::Str(s) => parse_float(s.as_str()),
         Value::Cell(c) => to_float(&c.borrow()),

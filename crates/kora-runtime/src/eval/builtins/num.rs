@@ -6,10 +6,12 @@ use kora_check::hir::Sym;
 use super::args;
 use crate::error::{codes, fail, type_error, RtResult};
 use crate::value::arith::{binary, float_divmod, floor_div, floor_mod};
+use crate::value::big_int::{self, IntRef};
 use crate::value::caller::Caller;
 use crate::value::format::type_name;
 use crate::value::Value;
 use kora_syntax::ast::BinOp;
+use num_traits::Signed;
 
 pub(super) fn abs(a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
     args::no_kwargs("abs", kwargs)?;
@@ -17,11 +19,9 @@ pub(super) fn abs(a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
     match &a[0] {
         Value::Int(i) => match i.checked_abs() {
             Some(v) => Ok(Value::Int(v)),
-            None => fail(
-                codes::OVERFLOW,
-                format!("integer overflow: abs({i}) does not fit in a 64-bit int"),
-            ),
+            None => Ok(big_int::normalize(num_bigint::BigInt::from(*i).abs())),
         },
+        Value::BigInt(b) => Ok(big_int::normalize(b.abs())),
         Value::Bool(b) => Ok(Value::Int(*b as i64)),
         Value::Float(f) => Ok(Value::Float(f.abs())),
         v => type_error(format!("bad operand type for abs(): '{}'", type_name(v))),
@@ -41,20 +41,39 @@ pub(super) fn round(
     args::count("round", &a, 1, 2)?;
     let nd = args::opt_index(a.get(1))?;
     match (&a[0], nd) {
+        (Value::BigInt(b), None) => Ok(Value::BigInt(b.clone())),
+        (Value::BigInt(b), Some(n)) => round_big(b, n),
         (Value::Int(_) | Value::Bool(_), None) => Ok(Value::Int(args::index(&a[0])?)),
         (Value::Int(_) | Value::Bool(_), Some(n)) => {
-            round_int(args::index(&a[0])?, n).map(Value::Int)
+            let x = args::index(&a[0])?;
+            match round_int(x, n) {
+                Ok(r) => Ok(Value::Int(r)),
+                Err(_) => round_big(&num_bigint::BigInt::from(x), n),
+            }
         }
-        (Value::Float(f), None) => {
-            let r = f.round_ties_even();
-            super::convert::float_to_int(r).map(Value::Int)
-        }
+        (Value::Float(f), None) => super::convert::float_to_int_value(f.round_ties_even()),
         (Value::Float(f), Some(n)) => round_float(*f, n).map(Value::Float),
         (v, _) => type_error(format!(
             "type {} doesn't define __round__ method",
             type_name(v)
         )),
     }
+}
+
+/// `round(x, n)` for a big int: unchanged for `n >= 0`, else half-even to `10**-n`.
+fn round_big(x: &num_bigint::BigInt, n: i64) -> RtResult<Value> {
+    use num_integer::Integer;
+    if n >= 0 {
+        return Ok(Value::BigInt(std::rc::Rc::new(x.clone())));
+    }
+    let k = u32::try_from(n.unsigned_abs())
+        .unwrap_or(u32::MAX)
+        .min(100_000);
+    let pow = num_traits::Pow::pow(num_bigint::BigInt::from(10), k);
+    let (q, r) = x.div_mod_floor(&pow);
+    let twice: num_bigint::BigInt = &r * 2;
+    let up = twice > pow || (twice == pow && q.is_odd());
+    Ok(big_int::normalize((q + u8::from(up)) * pow))
 }
 
 /// `round(x, n)` for an int: unchanged for `n >= 0`, else half-even to `10**-n`.
@@ -73,10 +92,11 @@ fn round_int(x: i64, n: i64) -> RtResult<i64> {
     let r = x.rem_euclid(pow);
     let up = 2 * r > pow || (2 * r == pow && q % 2 != 0);
     let result = (q + up as i128) * pow;
+    // A result past 64 bits is one `round_big` gives; only i64 extremes get here.
     i64::try_from(result).or_else(|_| {
         fail(
             codes::OVERFLOW,
-            format!("integer overflow: round({x}, {n}) does not fit in a 64-bit int"),
+            format!("round({x}, {n}) does not fit: use round on a big int"),
         )
     })
 }
@@ -174,22 +194,25 @@ pub(super) fn divmod(a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
     };
     let float = |v: &Value| match v {
         Value::Float(f) => Some(*f),
+        Value::BigInt(b) => big_int::to_f64(b).ok(),
         _ => int(v).map(|i| i as f64),
     };
     if let (Some(x), Some(y)) = (int(&a[0]), int(&a[1])) {
         if y == 0 {
             return fail(codes::ZERO_DIVISION, "integer division or modulo by zero");
         }
-        let Some(q) = floor_div(x, y) else {
-            return fail(
-                codes::OVERFLOW,
-                format!("integer overflow: divmod({x}, {y}) does not fit in a 64-bit int"),
-            );
-        };
-        return Ok(Value::tuple(vec![
-            Value::Int(q),
-            Value::Int(floor_mod(x, y)),
-        ]));
+        if let Some(q) = floor_div(x, y) {
+            return Ok(Value::tuple(vec![
+                Value::Int(q),
+                Value::Int(floor_mod(x, y)),
+            ]));
+        }
+    }
+    if let (Some(x), Some(y)) = (IntRef::of(&a[0]), IntRef::of(&a[1])) {
+        let (x, y) = (x.to_big(), y.to_big());
+        let q = big_int::binary(BinOp::FloorDiv, &x, &y)?;
+        let r = big_int::binary(BinOp::Mod, &x, &y)?;
+        return Ok(Value::tuple(vec![q, r]));
     }
     if let (Some(x), Some(y)) = (float(&a[0]), float(&a[1])) {
         if y == 0.0 {
@@ -209,14 +232,20 @@ pub(super) fn divmod(a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
 pub(super) fn radix(name: &str, a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
     args::no_kwargs(name, kwargs)?;
     args::exactly_one(name, a)?;
-    let n = args::index(&a[0])?;
-    let sign = if n < 0 { "-" } else { "" };
-    let m = n.unsigned_abs();
-    Ok(Value::str(match name {
-        "hex" => format!("{sign}0x{m:x}"),
-        "oct" => format!("{sign}0o{m:o}"),
-        _ => format!("{sign}0b{m:b}"),
-    }))
+    let n = match IntRef::of(&a[0]) {
+        Some(n) => n,
+        None => return args::index(&a[0]).map(|_| Value::None),
+    };
+    let sign = if n.is_negative() { "-" } else { "" };
+    let (prefix, r) = match name {
+        "hex" => ("0x", 16),
+        "oct" => ("0o", 8),
+        _ => ("0b", 2),
+    };
+    Ok(Value::str(format!(
+        "{sign}{prefix}{}",
+        n.magnitude_digits(r)
+    )))
 }
 
 pub(super) fn pow(a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
@@ -231,6 +260,9 @@ pub(super) fn pow(a: &[Value], kwargs: &[(Sym, Value)]) -> RtResult<Value> {
         _ => None,
     };
     let (Some(base), Some(exp), Some(m)) = (int(&a[0]), int(&a[1]), int(m)) else {
+        if let (Some(b), Some(e), Some(m)) = (IntRef::of(&a[0]), IntRef::of(&a[1]), IntRef::of(m)) {
+            return big_int::mod_pow(&b.to_big(), &e.to_big(), &m.to_big());
+        }
         return type_error("pow() 3rd argument not allowed unless all arguments are integers");
     };
     if m == 0 {
@@ -287,6 +319,7 @@ pub fn py_hash(v: &Value) -> i64 {
                 h
             }
         }
+        Value::BigInt(b) => big_int::py_hash(b),
         Value::Float(f) => hash_float(*f),
         Value::Str(s) => {
             // FNV-1a, then folded into the non-negative range CPython's modulus uses.

@@ -41,6 +41,7 @@ impl TestCaller {
                 types: vec![expense],
                 names,
                 strings: Vec::new(),
+                externals: Vec::new(),
             },
             out: String::new(),
             input: Vec::new(),
@@ -149,11 +150,12 @@ fn ids_match_the_builtin_table() {
         (id::HEX, "hex"),
         (id::OCT, "oct"),
         (id::BIN, "bin"),
+        (id::EXIT, "exit"),
     ];
     for (id, name) in pairs {
         assert_eq!(hir::builtin_name(BuiltinId(id)), name);
     }
-    assert_eq!(hir::BUILTINS.len(), id::BIN as usize + 1);
+    assert_eq!(hir::BUILTINS.len(), id::EXIT as usize + 1);
 }
 
 #[test]
@@ -355,9 +357,18 @@ fn conversions() {
         c.run("int", vec![s("-9223372036854775808")]),
         "-9223372036854775808"
     );
+    assert_eq!(
+        c.run("int", vec![s("9223372036854775808")]),
+        "9223372036854775808"
+    );
+    assert_eq!(
+        c.run("int", vec![s(" -0x1_0000_0000_0000_0000 ")]),
+        "E1009: invalid literal for int() with base 10: ' -0x1_0000_0000_0000_0000 '"
+    );
     assert!(c
-        .run("int", vec![s("9223372036854775808")])
-        .starts_with("E1004"));
+        .run("int", vec![s(&"9".repeat(4301))])
+        .starts_with("E1009: Exceeds"));
+    assert_eq!(c.run("int", vec![f(1e20)]), "100000000000000000000");
     assert_eq!(
         c.run("int", vec![f(f64::NAN)]),
         "E1009: cannot convert float NaN to integer"
@@ -478,7 +489,7 @@ fn outcomes_type_and_input() {
     assert_eq!(c.run("type", vec![s("")]), "<class 'str'>");
     assert_eq!(
         c.run("isinstance", vec![i(1), i(1)]),
-        "E1008: isinstance is not supported: use match"
+        "E1008: isinstance() arg 2 must be a type or tuple of types, not int"
     );
     c.input.push("hello\r\n".to_string());
     assert_eq!(c.run("input", vec![s("> ")]), "'hello'");

@@ -43,18 +43,23 @@ pub(super) fn call(
     match name {
         sym::APPEND => {
             args::exactly_one("list.append", &a)?;
-            l.borrow_mut().push(a.pop().unwrap_or_default());
+            let mut v = l.borrow_mut();
+            crate::value::grow::room(&mut v, "the list")?;
+            v.push(a.pop().unwrap_or_default());
         }
         sym::EXTEND => {
             args::exactly_one("list.extend", &a)?;
             let items = collect(&a[0])?;
-            l.borrow_mut().extend(items);
+            let mut v = l.borrow_mut();
+            crate::value::grow::reserve_vec(&mut v, items.len(), "the list")?;
+            v.extend(items);
         }
         sym::INSERT => {
             args::count("insert", &a, 2, 2)?;
             let i = args::index(&a[0])?;
             let x = a.pop().unwrap_or_default();
             let mut v = l.borrow_mut();
+            crate::value::grow::room(&mut v, "the list")?;
             let len = v.len() as i128;
             let mut i = i as i128;
             if i < 0 {

@@ -83,7 +83,11 @@ pub(super) fn call(
         sym::JOIN => {
             args::exactly_one(&qual, &a)?;
             let items = collect(&a[0])?;
-            let mut out = String::new();
+            let total = items.iter().map(|x| x.as_str().map_or(0, str::len)).fold(
+                text.len().saturating_mul(items.len()),
+                usize::saturating_add,
+            );
+            let mut out = crate::value::grow::string(total, "the joined string")?;
             for (i, x) in items.iter().enumerate() {
                 let Value::Str(piece) = x else {
                     return type_error(format!(

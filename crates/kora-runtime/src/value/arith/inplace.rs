@@ -30,7 +30,9 @@ pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
         }
         (BinOp::Add, Value::List(l), _) => {
             let items = collect(rhs)?;
-            l.borrow_mut().extend(items);
+            let mut l = l.borrow_mut();
+            crate::value::grow::reserve_vec(&mut l, items.len(), "the list")?;
+            l.extend(items);
             Ok(())
         }
         (BinOp::Mul, Value::List(l), _) if as_int(rhs).is_some() => {
@@ -41,9 +43,10 @@ pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
         }
         (BinOp::Add, Value::Str(s), Value::Str(r)) => {
             if let Some(k) = Rc::get_mut(s) {
-                k.push_str(r.as_str());
+                k.push_str_within(r.as_str())?;
             } else {
-                let mut n = String::with_capacity(s.as_str().len() + r.as_str().len());
+                let total = s.as_str().len().saturating_add(r.as_str().len());
+                let mut n = crate::value::grow::string(total, "the concatenated string")?;
                 n.push_str(s.as_str());
                 n.push_str(r.as_str());
                 *s = Rc::new(KStr::new(n));
@@ -148,7 +151,11 @@ fn labelled_append(l: &mut Rc<crate::labels::label::Labeled>, rhs: &Value) -> bo
         return false;
     };
     match Rc::get_mut(s) {
-        Some(k) => k.push_str(r.as_str()),
+        Some(k) => {
+            if k.push_str_within(r.as_str()).is_err() {
+                return false;
+            }
+        }
         None => {
             let mut n = String::with_capacity(s.as_str().len() + r.as_str().len());
             n.push_str(s.as_str());

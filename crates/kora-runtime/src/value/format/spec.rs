@@ -8,6 +8,7 @@ use kora_check::hir::Program;
 
 use super::float::{format_float_body, write_float_repr};
 use crate::error::{codes, fail, type_error, RtResult};
+use crate::value::big_int::IntRef;
 use crate::value::unicode;
 use crate::value::Value;
 
@@ -40,9 +41,11 @@ pub fn format_value(p: &Program, v: &Value, spec: &str) -> RtResult<String> {
         Value::Str(s) if spec.is_empty() => Ok(s.as_str().to_string()),
         Value::Str(s) => format_str(s.as_str(), spec),
         Value::Int(i) if spec.is_empty() => Ok(i.to_string()),
-        Value::Int(i) => format_int(*i, spec, "int"),
+        Value::Int(i) => format_int(IntRef::Small(*i), spec, "int"),
+        Value::BigInt(b) if spec.is_empty() => crate::value::big_int::to_decimal(b),
+        Value::BigInt(b) => format_int(IntRef::Big(b), spec, "int"),
         Value::Bool(b) if spec.is_empty() => Ok(if *b { "True" } else { "False" }.to_string()),
-        Value::Bool(b) => format_int(*b as i64, spec, "bool"),
+        Value::Bool(b) => format_int(IntRef::Small(*b as i64), spec, "bool"),
         Value::Float(f) if spec.is_empty() => {
             let mut s = String::new();
             write_float_repr(*f, &mut s);
@@ -243,8 +246,8 @@ const MAX_FIELD: usize = 1 << 28;
 /// A buffer for `n` bytes, refusing sizes that cannot sensibly be allocated.
 pub(crate) fn reserve(n: usize) -> RtResult<String> {
     let mut out = String::new();
-    if n > MAX_FIELD || out.try_reserve(n).is_err() {
-        return fail(codes::VALUE, "MemoryError: formatted value too large");
+    if n > crate::value::grow::max_bytes() || out.try_reserve(n).is_err() {
+        return crate::value::grow::too_large("the formatted value");
     }
     Ok(out)
 }
@@ -255,11 +258,11 @@ fn push_fill(out: &mut String, c: char, n: usize) {
     }
 }
 
-fn format_int(i: i64, spec: &str, tname: &str) -> RtResult<String> {
+fn format_int(i: IntRef<'_>, spec: &str, tname: &str) -> RtResult<String> {
     let s = parse(spec, 'd', '>', tname)?;
     match s.ty {
         'b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'n' => {}
-        'e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%' => return float_with(i as f64, &s),
+        'e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%' => return float_with(i.to_f64()?, &s),
         t => return unknown_type(t, tname),
     }
     if s.precision.is_some() {
@@ -275,7 +278,14 @@ fn format_int(i: i64, spec: &str, tname: &str) -> RtResult<String> {
         if s.alt {
             return value_error("Alternate form (#) not allowed with integer format specifier 'c'");
         }
-        let c = match u32::try_from(i).ok().filter(|n| *n <= 0x10ffff) {
+        let small = match i {
+            IntRef::Small(n) => Some(n),
+            IntRef::Big(_) => None,
+        };
+        let c = match small
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n <= 0x10ffff)
+        {
             Some(n) => match char::from_u32(n) {
                 Some(c) => c,
                 None => {
@@ -286,17 +296,18 @@ fn format_int(i: i64, spec: &str, tname: &str) -> RtResult<String> {
         };
         return layout(&s, false, "", "", c.encode_utf8(&mut [0; 4]), None);
     }
-    let n = i.unsigned_abs();
-    let (digits, prefix) = match s.ty {
-        'b' => (format!("{n:b}"), "0b"),
-        'o' => (format!("{n:o}"), "0o"),
-        'x' => (format!("{n:x}"), "0x"),
-        'X' => (format!("{n:X}"), "0X"),
-        _ => {
-            let mut d = String::new();
-            crate::value::int_text::push_u64(&mut d, n);
-            (d, "")
+    if let IntRef::Big(b) = i {
+        if matches!(s.ty, 'd' | 'n') {
+            // The same digit limit as `str(n)`.
+            crate::value::big_int::to_decimal(b)?;
         }
+    }
+    let (digits, prefix) = match s.ty {
+        'b' => (i.magnitude_digits(2), "0b"),
+        'o' => (i.magnitude_digits(8), "0o"),
+        'x' => (i.magnitude_digits(16), "0x"),
+        'X' => (i.magnitude_digits(16).to_ascii_uppercase(), "0X"),
+        _ => (i.magnitude_digits(10), ""),
     };
     let prefix = if s.alt { prefix } else { "" };
     let sep = if s.ty == 'n' {
@@ -304,7 +315,7 @@ fn format_int(i: i64, spec: &str, tname: &str) -> RtResult<String> {
     } else {
         separator(s.grouping)
     };
-    layout(&s, i < 0, prefix, &digits, "", sep)
+    layout(&s, i.is_negative(), prefix, &digits, "", sep)
 }
 
 fn separator(g: Grouping) -> Option<(char, usize)> {

@@ -57,7 +57,7 @@ pub struct External {
 }
 
 /// `alias.member(args)` on an external module.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ExternalCall {
     pub ext: ExtId,
     /// The member as written (`read_file`, `mean`).

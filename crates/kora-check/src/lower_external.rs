@@ -20,7 +20,7 @@ use crate::hir::{self, ExprKind as H};
 use crate::lower::{Ctx, Lowerer};
 use crate::lower_expr::{ex, Lowered};
 use crate::suggest;
-use crate::types::Ty;
+use crate::types::{Tags, Ty};
 
 /// The kinds of external module this checker accepts after `use`.
 pub const KINDS: &[&str] = &["mcp", "python"];
@@ -34,7 +34,7 @@ pub struct ExtTool {
 }
 
 /// What the checker knows of the external modules a program uses.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Externals {
     pub list: Vec<hir::External>,
     /// Per module, its cached tools (`None`: not listed, so calls are checked at run time).
@@ -383,7 +383,7 @@ impl Lowerer<'_> {
             self.check_mcp_args(member, &a, &tys, &kws, tool.as_ref(), args, span);
         }
         let expect = match expect {
-            Some(Ty::Outcome(t)) => *t,
+            Some(Ty::Outcome(t, _)) => *t,
             Some(t) => t,
             None => Ty::Any,
         };
@@ -396,7 +396,12 @@ impl Lowerer<'_> {
         };
         (
             ex(H::ExternalCall(Box::new(call)), span),
-            Ty::Outcome(Box::new(expect)),
+            // An external call answers Ok or Err, Exhausted when a budget runs out first and
+            // Failed when the module cannot answer; never Uncertain.
+            Ty::Outcome(
+                Box::new(expect),
+                Tags(Tags::OK.0 | Tags::ERR.0 | Tags::EXHAUSTED.0 | Tags::FAILED.0),
+            ),
         )
     }
 

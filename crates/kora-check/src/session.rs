@@ -134,6 +134,7 @@ impl Session {
             type_ix: FxHashMap::default(),
             aliases: FxHashMap::default(),
             mods: Vec::new(),
+            externals: Default::default(),
         };
         lower_std::register_std_records(&mut ctx, ModId(0));
         Session {
@@ -174,6 +175,7 @@ impl Session {
             types: self.ctx.types.clone(),
             names: self.ctx.names.names().to_vec(),
             strings: self.ctx.strings.clone(),
+            externals: self.ctx.externals.list.clone(),
         })
     }
 

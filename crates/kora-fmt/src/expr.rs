@@ -201,7 +201,7 @@ impl Fmt<'_> {
     /// The expression itself, without parentheses around it.
     pub(crate) fn expr_body(&mut self, e: &Expr) -> Doc {
         match &e.kind {
-            ExprKind::Int(_) | ExprKind::Float(_) => self.number(e),
+            ExprKind::Int(_) | ExprKind::BigInt(_) | ExprKind::Float(_) => self.number(e),
             ExprKind::Str(_) | ExprKind::FString(_) => self.string(e.span),
             ExprKind::Bool(true) => s("True"),
             ExprKind::Bool(false) => s("False"),
@@ -330,6 +330,7 @@ impl Fmt<'_> {
             None if !compact.is_empty() => text(normalize_number(&compact)),
             None => match &e.kind {
                 ExprKind::Int(v) => text(v.to_string()),
+                ExprKind::BigInt(digits) => text(digits.clone()),
                 ExprKind::Float(v) => text(format!("{v:?}")),
                 _ => text(""),
             },

@@ -62,6 +62,7 @@ impl Fmt<'_> {
         let body = match &p.kind {
             PatternKind::Wildcard => s("_"),
             PatternKind::Capture(n) => text(n.as_str()),
+            PatternKind::Star(n) => text(format!("*{}", n.name)),
             PatternKind::Literal(e) => self.expr_at(e, prec::ATOM.min(prec::UNARY)),
             PatternKind::Constructor { name, args, kwargs } => {
                 let mut starts: Vec<u32> = args.iter().map(|a| a.span.start).collect();

@@ -108,16 +108,15 @@ fn no_size_count_order_or_seed_launders_a_secret_to_the_terminal_or_a_file() {
     let mut failures = Vec::new();
     for (name, body) in CASES {
         let d = temp_dir("kora-laundering", name);
-        std::fs::write(
-            d.join("main.ko"),
-            program(&format!("\"{SECRET}\""), body),
-        )
-        .expect("program");
+        std::fs::write(d.join("main.ko"), program(&format!("\"{SECRET}\""), body))
+            .expect("program");
         let plain = kora(&d, &["run", "main.ko"], None);
         let shown = text(&plain.stdout);
-        let Some(leak) = line_of_v(&shown).map(|l| l.trim_start_matches("v=").to_string())
-        else {
-            failures.push(format!("{name}: the plain run printed no v=\n{}", text(&plain.stderr)));
+        let Some(leak) = line_of_v(&shown).map(|l| l.trim_start_matches("v=").to_string()) else {
+            failures.push(format!(
+                "{name}: the plain run printed no v=\n{}",
+                text(&plain.stderr)
+            ));
             continue;
         };
         std::fs::write(

@@ -103,7 +103,10 @@ fn a_file_name_built_from_a_secret_size_is_refused_and_no_file_appears() {
         let (out, d) = run(&format!("path-{name}"), &fake, &src);
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{name}: {err}");
-        assert!(err.contains("E1341") && err.contains("file path"), "{name}: {err}");
+        assert!(
+            err.contains("E1341") && err.contains("file path"),
+            "{name}: {err}"
+        );
         let files: Vec<String> = std::fs::read_dir(&d)
             .expect("dir")
             .filter_map(|e| e.ok())
@@ -179,6 +182,11 @@ fn is_none_answers_the_same_for_every_label_kind() {
     // And a value that is not `None` is not, under a label.
     let src = format!("{probe}m = classified(\"\")\nprint(probe(m))\n");
     let (out, _) = run("not-none", &fake, &src);
-    assert_eq!(text(&out.stdout), "somesomesomesome\n", "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "somesomesomesome\n",
+        "{}",
+        text(&out.stderr)
+    );
     let _ = kora;
 }

@@ -232,7 +232,10 @@ fn opt_str_kw(kwargs: &mut args::Kwargs, s: Sym, what: &str) -> RtResult<Option<
             return Ok(Some(crate::labels::label::placeholder().to_string()));
         }
     }
-    match v.as_ref().map(|v| crate::labels::label::plain(v).into_owned()) {
+    match v
+        .as_ref()
+        .map(|v| crate::labels::label::plain(v).into_owned())
+    {
         None | Some(Value::None) => Ok(None),
         Some(Value::Str(v)) => Ok(Some(v.as_str().to_string())),
         Some(v) => type_error(format!(

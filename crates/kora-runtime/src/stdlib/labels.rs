@@ -101,7 +101,12 @@ impl Interp<'_> {
         }
         let drawn = matches!(
             func,
-            RandomRandom | RandomUniform | RandomRandint | RandomChoice | RandomShuffle | RandomSample
+            RandomRandom
+                | RandomUniform
+                | RandomRandint
+                | RandomChoice
+                | RandomShuffle
+                | RandomSample
         );
         let tag = match self.host().rng_label {
             Some(seed) if drawn => {

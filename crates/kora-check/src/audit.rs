@@ -1,4 +1,4 @@
-//! `kora audit`'s findings: every `declassify ... for SINK:` site of a program, read from the syntax tree.
+//! `kora audit`'s findings: every `declassify ... for SINK:` site of a program, and every condition that reads a classified value, read from the syntax tree.
 //!
 //! The audit parses and follows `use "./x.ko"` exactly as the checker's
 //! loader does, but does not lower: a program with a type error still has
@@ -28,6 +28,21 @@ pub struct Site {
     pub expr: String,
 }
 
+/// A condition that reads a classified value: an implicit flow labels do not follow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConditionSite {
+    pub file: String,
+    /// 1-based line and column of the condition's expression.
+    pub line: u32,
+    pub col: u32,
+    /// `if`, `elif`, `while`, `match` or `comprehension if`.
+    pub kind: String,
+    /// The classified name it reads (or `classified(...)`).
+    pub reads: String,
+    /// The condition's source text, on one line.
+    pub expr: String,
+}
+
 /// Why a file's sites could not be listed.
 #[derive(Debug)]
 pub enum Problem {
@@ -46,6 +61,8 @@ pub enum Problem {
 pub struct Audit {
     /// Sorted by file, then position; each site once however many entries reach it.
     pub sites: Vec<Site>,
+    /// Sorted as `sites` are.
+    pub conditions: Vec<ConditionSite>,
     /// How many distinct files were read.
     pub files: usize,
     pub problems: Vec<Problem>,
@@ -90,11 +107,40 @@ pub fn audit(entries: &[PathBuf], sources: &dyn Sources) -> Audit {
             }
             out.sites
                 .extend(file_sites(&f.display, &f.source, &f.ast.stmts));
+            out.conditions
+                .extend(file_conditions(&f.display, &f.source, &f.ast));
         }
     }
     out.sites
         .sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
+    out.conditions
+        .sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
     out
+}
+
+/// The conditions of one parsed file that read a classified value, by the checker's rule for
+/// E0830 (a `classified(...)` written there, or a name whose every assignment in its
+/// function is `classified(...)` or `env.get(...)`), looked for anywhere in the condition.
+pub fn file_conditions(
+    display: &str,
+    source: &str,
+    module: &kora_syntax::ast::Module,
+) -> Vec<ConditionSite> {
+    let index = LineIndex::new(source);
+    crate::label_flow::conditions(module, source)
+        .into_iter()
+        .map(|c| {
+            let (line, col) = index.line_col(source, c.span.start);
+            ConditionSite {
+                file: display.to_string(),
+                line,
+                col,
+                kind: c.kind.to_string(),
+                reads: c.reads,
+                expr: one_line(source.get(c.span.range()).unwrap_or("")),
+            }
+        })
+        .collect()
 }
 
 /// The `declassify` sites of one parsed file, in source order, nested blocks included.
@@ -275,6 +321,43 @@ mod tests {
             .map(|s| s.sink)
             .collect();
         assert_eq!(sinks, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn conditions_that_read_a_classified_value_are_listed() {
+        let src = "use env\n\
+            secret = classified(\"s\")\n\
+            plain = \"p\"\n\
+            def f() -> None:\n\
+            \x20   k: str = env.get(\"K\") else:\n\
+            \x20       return\n\
+            \x20   if k.startswith(\"x\"):\n\
+            \x20       pass\n\
+            \x20   elif plain == \"q\":\n\
+            \x20       pass\n\
+            \x20   while len(k) > 3:\n\
+            \x20       break\n\
+            \x20   xs = [c for c in plain if c in k]\n\
+            \x20   ys = [c for c in plain if c == \"p\"]\n\
+            match secret:\n\
+            \x20   case _:\n\
+            \x20       pass\n\
+            if plain:\n\
+            \x20   pass\n";
+        let parsed = kora_syntax::parse(src);
+        let got: Vec<(u32, String, String)> = file_conditions("f.ko", src, &parsed.module)
+            .into_iter()
+            .map(|c| (c.line, c.kind, c.reads))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (7, "if".into(), "k".into()),
+                (11, "while".into(), "k".into()),
+                (13, "comprehension if".into(), "k".into()),
+                (15, "match".into(), "secret".into()),
+            ]
+        );
     }
 
     #[test]

@@ -452,6 +452,9 @@ pub enum ExprKind {
     /// `classified(value)`: the value, labelled confidential. The string says where
     /// (`classified(...) at main.ko:3:7`), for the messages of the sinks that refuse it.
     Classified(Box<Expr>, String),
+    /// A literal labelled unverified by the label-transparency mode (`literal_labels.rs`);
+    /// never written by a program. The string says where.
+    Unverified(Box<Expr>, String),
 }
 
 #[derive(Debug, Clone)]

@@ -20,6 +20,29 @@ use crate::{codes, scope};
 
 /// Every direct flow of a classified value into `analyze` in one file.
 pub fn check(module: &Module, source: &str) -> Vec<Diagnostic> {
+    pass(module, source).diags
+}
+
+/// A condition (`if`, `elif`, `while`, a `match` subject, a comprehension's `if`) that reads
+/// a classified value: the branch it takes is an implicit flow labels do not follow, so
+/// `kora audit` shows it to a reviewer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    pub span: Span,
+    /// `if`, `elif`, `while`, `match` or `comprehension if`.
+    pub kind: &'static str,
+    /// The classified name it reads, or `classified(...)`.
+    pub reads: String,
+}
+
+/// Every condition of one file that reads a classified value, in source order.
+pub fn conditions(module: &Module, source: &str) -> Vec<Condition> {
+    let mut c = pass(module, source).conditions;
+    c.sort_by_key(|c| c.span.start);
+    c
+}
+
+fn pass<'s>(module: &Module, source: &'s str) -> Pass<'s> {
     let mut env_aliases = Vec::new();
     for s in &module.stmts {
         if let StmtKind::Use(u) = &s.kind {
@@ -35,9 +58,10 @@ pub fn check(module: &Module, source: &str) -> Vec<Diagnostic> {
         lines: LineIndex::new(source),
         env_aliases,
         diags: Vec::new(),
+        conditions: Vec::new(),
     };
     pass.scope(&module.stmts, &[]);
-    pass.diags
+    pass
 }
 
 /// Where a name's classified value came from.
@@ -102,6 +126,7 @@ struct Pass<'s> {
     lines: LineIndex,
     env_aliases: Vec<String>,
     diags: Vec<Diagnostic>,
+    conditions: Vec<Condition>,
 }
 
 impl Pass<'_> {
@@ -239,6 +264,7 @@ impl Pass<'_> {
                     }
                 }
                 _ => {
+                    self.note_conditions(s, here);
                     for e in stmt_exprs(s) {
                         self.flow_expr(e, here);
                     }
@@ -247,6 +273,29 @@ impl Pass<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// Records the conditions of `s` that read a classified value.
+    fn note_conditions(&mut self, s: &Stmt, here: &Here<'_>) {
+        let found = |kind: &'static str, e: &Expr, this: &mut Self| {
+            if let Some(reads) = reads_classified(e, here) {
+                this.conditions.push(Condition {
+                    span: e.span,
+                    kind,
+                    reads,
+                });
+            }
+        };
+        match &s.kind {
+            StmtKind::If { branches, .. } => {
+                for (i, (cond, _)) in branches.iter().enumerate() {
+                    found(if i == 0 { "if" } else { "elif" }, cond, self);
+                }
+            }
+            StmtKind::While { cond, .. } => found("while", cond, self),
+            StmtKind::Match { subject, .. } => found("match", subject, self),
+            _ => {}
         }
     }
 
@@ -269,6 +318,15 @@ impl Pass<'_> {
                 here.shadowed.truncate(depth);
             }
             ExprKind::Comp { clauses, .. } => {
+                for cond in clauses.iter().flat_map(|c| c.conds.iter()) {
+                    if let Some(reads) = reads_classified(cond, here) {
+                        self.conditions.push(Condition {
+                            span: cond.span,
+                            kind: "comprehension if",
+                            reads,
+                        });
+                    }
+                }
                 let depth = here.shadowed.len();
                 for c in clauses {
                     let mut names = Vec::new();
@@ -408,6 +466,29 @@ fn find_flows(e: &Expr, here: &Here<'_>, out: &mut Vec<Flow>) {
         }
         ExprKind::Starred(x) => find_flows(x, here, out),
         _ => {}
+    }
+}
+
+/// The first classified value `e` reads anywhere inside it (a call's arguments, a method's
+/// receiver, an operand): `classified(...)` written there, or a name whose every assignment
+/// is classified. Released names count too: a branch is an implicit flow either way.
+fn reads_classified(e: &Expr, here: &Here<'_>) -> Option<String> {
+    match &e.kind {
+        ExprKind::Classified(_) => Some("classified(...)".to_string()),
+        ExprKind::Name(n) => {
+            if here.shadowed.contains(n) {
+                return None;
+            }
+            here.bindings
+                .get(n)
+                .and_then(Binding::classified)
+                .map(|_| n.clone())
+        }
+        // A lambda's body runs later, with its own names.
+        ExprKind::Lambda { .. } => None,
+        _ => sub_exprs(e)
+            .into_iter()
+            .find_map(|x| reads_classified(x, here)),
     }
 }
 

@@ -11,6 +11,7 @@ mod exhaustive;
 pub mod facts;
 pub mod hir;
 mod label_flow;
+pub mod literal_labels;
 pub mod loader;
 mod lower;
 mod lower_budget;

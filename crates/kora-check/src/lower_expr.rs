@@ -30,6 +30,26 @@ impl Lowerer<'_> {
     }
 
     fn expr_kind(&mut self, e: &ast::Expr) -> Lowered {
+        let lowered = self.expr_plain(e);
+        match (&e.kind, crate::literal_labels::get()) {
+            (AE::Int(_) | AE::Float(_) | AE::Bool(_) | AE::None | AE::Str(_), Some(label)) => {
+                let (v, ty) = lowered;
+                let at = self.place(e.span);
+                let kind = match label {
+                    crate::literal_labels::LiteralLabel::Unverified => {
+                        H::Unverified(Box::new(v), format!("the literal at {at}"))
+                    }
+                    crate::literal_labels::LiteralLabel::Classified => {
+                        H::Classified(Box::new(v), format!("the literal at {at}"))
+                    }
+                };
+                (ex(kind, e.span), ty)
+            }
+            _ => lowered,
+        }
+    }
+
+    fn expr_plain(&mut self, e: &ast::Expr) -> Lowered {
         let span = e.span;
         let (kind, ty) = match &e.kind {
             AE::Int(i) => (H::Int(*i), Ty::Int),

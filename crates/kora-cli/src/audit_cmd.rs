@@ -50,6 +50,13 @@ fn write_lines(out: &mut impl Write, found: &Audit) -> std::io::Result<()> {
             s.file, s.line, s.col, s.expr, s.sink
         )?;
     }
+    for c in &found.conditions {
+        writeln!(
+            out,
+            "{}:{}:{}: {} {} reads classified `{}` (the branch taken is not labelled)",
+            c.file, c.line, c.col, c.kind, c.expr, c.reads
+        )?;
+    }
     let n = found.sites.len();
     writeln!(
         out,
@@ -57,17 +64,27 @@ fn write_lines(out: &mut impl Write, found: &Audit) -> std::io::Result<()> {
         if n == 1 { "" } else { "s" },
         found.files,
         if found.files == 1 { "" } else { "s" },
-    )
+    )?;
+    let c = found.conditions.len();
+    if c > 0 {
+        writeln!(
+            out,
+            "{c} condition{} read{} classified values",
+            if c == 1 { "" } else { "s" },
+            if c == 1 { "s" } else { "" },
+        )?;
+    }
+    Ok(())
 }
 
 /// One site per line, keys in the order a reader scans them (file, line, col, sink, expr);
 /// `serde_json` quotes the strings, so a path or expression with quotes stays valid JSON.
 fn as_json(found: &Audit) -> String {
-    if found.sites.is_empty() {
+    if found.sites.is_empty() && found.conditions.is_empty() {
         return "[]".to_string();
     }
     let q = |s: &str| serde_json::Value::from(s).to_string();
-    let rows: Vec<String> = found
+    let mut rows: Vec<String> = found
         .sites
         .iter()
         .map(|s| {
@@ -81,6 +98,18 @@ fn as_json(found: &Audit) -> String {
             )
         })
         .collect();
+    // A condition is told apart from a site by its `condition` key (a site has `sink`).
+    rows.extend(found.conditions.iter().map(|c| {
+        format!(
+            "  {{\"file\": {}, \"line\": {}, \"col\": {}, \"condition\": {}, \"reads\": {}, \"expr\": {}}}",
+            q(&c.file),
+            c.line,
+            c.col,
+            q(&c.kind),
+            q(&c.reads),
+            q(&c.expr)
+        )
+    }));
     format!("[\n{}\n]", rows.join(",\n"))
 }
 

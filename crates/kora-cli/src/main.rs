@@ -245,6 +245,20 @@ fn main() -> ExitCode {
             eprintln!("kora: {why}");
             return ExitCode::from(2);
         }
+        // The label-transparency mode (docs/labels.md): every literal labelled, so a corpus
+        // can be run again and its output compared.
+        if let Some(name) = std::env::var_os("KORA_LABEL_LITERALS") {
+            match kora_check::literal_labels::parse(&name.to_string_lossy()) {
+                Some(label) => kora_check::literal_labels::set(Some(label)),
+                None => {
+                    eprintln!(
+                        "kora: KORA_LABEL_LITERALS must be `unverified` or `classified`, got `{}`",
+                        name.to_string_lossy()
+                    );
+                    return ExitCode::from(2);
+                }
+            }
+        }
     }
     let code = match cli.command {
         Command::Run {

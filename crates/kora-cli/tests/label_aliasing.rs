@@ -51,7 +51,8 @@ fn setdefault_through_a_secret_key_appends_to_the_list_in_the_dict() {
     );
     assert_eq!(
         out,
-        "6\n3\n[__CLASSIFIED__, __CLASSIFIED__, __CLASSIFIED__]\n{__CLASSIFIED__: [1, 2, 3]}\n__CLASSIFIED__\n"
+        // The size of a list reached through a secret key is as secret as the key (issue 25).
+        "6\n__CLASSIFIED__\n[__CLASSIFIED__, __CLASSIFIED__, __CLASSIFIED__]\n{__CLASSIFIED__: [1, 2, 3]}\n__CLASSIFIED__\n"
     );
 }
 
@@ -134,6 +135,6 @@ fn classified_of_a_list_patterns_and_copies_keep_aliasing_and_the_label() {
     );
     assert_eq!(
         out,
-        "[[1, 2]]\n[[__CLASSIFIED__, __CLASSIFIED__]]\n[__CLASSIFIED__, __CLASSIFIED__]\n[[1, 2, 3]]\n1\n[[__CLASSIFIED__, __CLASSIFIED__, __CLASSIFIED__]]\n__CLASSIFIED__\n__CLASSIFIED__\n"
+        "[[1, 2]]\n[[__CLASSIFIED__, __CLASSIFIED__]]\n[__CLASSIFIED__, __CLASSIFIED__]\n[[1, 2, 3]]\n__CLASSIFIED__\n[[__CLASSIFIED__, __CLASSIFIED__, __CLASSIFIED__]]\n__CLASSIFIED__\n__CLASSIFIED__\n"
     );
 }

@@ -15,7 +15,19 @@ use crate::value::Value;
 
 impl Interp<'_> {
     pub(crate) fn ask_human(&mut self, call: &AskHumanCall) -> RtResult<Value> {
-        let question = match self.eval(&call.question)? {
+        let asked = self.eval(&call.question)?;
+        // A person is a sink like the terminal: a classified question is refused before it
+        // is shown; an unverified one is only text and is shown as it is.
+        if let Some(t) = crate::labels::label::deep(&asked).filter(|t| t.is_classified()) {
+            return Err(RtError::new(
+                codes::CLASSIFIED_TO_SINK,
+                format!(
+                    "`ask_human` cannot show a classified question ({} is in it): a person would read the secret; ask without it, or show `redact(question)`",
+                    crate::labels::label::origin_text(t.secret_from)
+                ),
+            ));
+        }
+        let question = match &*crate::labels::label::plain(&asked) {
             Value::Str(s) => s.as_str().to_string(),
             other => {
                 return Err(RtError::new(

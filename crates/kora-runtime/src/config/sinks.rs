@@ -69,6 +69,7 @@ impl Config {
     pub fn knows_sink(&self, sink: &str) -> bool {
         sink == "default"
             || sink == "local_model"
+            || sink == "http"
             || sink == "python"
             || self.external_sinks.iter().any(|s| s == sink)
             || self.models.iter().any(|m| m.key == sink)
@@ -79,6 +80,7 @@ impl Config {
     pub fn sink_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.models.iter().map(|m| m.key.clone()).collect();
         names.push("default".into());
+        names.push("http".into());
         names.extend(self.sinks.named.iter().map(|(n, _)| n.clone()));
         names.extend(self.external_sinks.iter().cloned());
         names.push("python".into());

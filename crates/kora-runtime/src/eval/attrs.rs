@@ -28,7 +28,28 @@ impl Interp<'_> {
             let f = self.module_attr(*m, name)?;
             return self.call_value_kw(&f, args, kw);
         }
-        if crate::labels::label::any() && !plain_operands(recv, &args, &kw) {
+        if crate::labels::label::any() {
+            if crate::eval::label_calls::is_size_method(name) {
+                // The table's size row: a position, a count or a set relation read from a
+                // container is as labelled as everything the container holds.
+                let tag = crate::eval::label_calls::deep_operands(recv, &args, &kw);
+                let r = self.call_method_any(recv, name, args, kw)?;
+                return Ok(crate::labels::label::wrap_opt(r, tag));
+            }
+            return self.call_method_any(recv, name, args, kw);
+        }
+        self.call_method_plain(recv, name, args, kw)
+    }
+
+    /// A method call once labels exist, its operands plain or not.
+    fn call_method_any(
+        &mut self,
+        recv: &Value,
+        name: Sym,
+        args: Vec<Value>,
+        kw: Vec<(Sym, Value)>,
+    ) -> RtResult<Value> {
+        if !plain_operands(recv, &args, &kw) {
             return self.call_method_labeled(recv, name, args, kw);
         }
         self.call_method_plain(recv, name, args, kw)

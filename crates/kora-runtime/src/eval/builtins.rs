@@ -23,6 +23,7 @@ use crate::value::{OutcomeTag, Value};
 pub use convert::{float_to_int, parse_float, parse_int, to_float, to_int};
 pub use num::{py_hash, round_float};
 pub(crate) use seq::sort_options as seq_sort_options;
+pub use seq::Reverse;
 
 /// `BuiltinId`s, in `hir::BUILTINS` order (checked by a test).
 pub mod id {
@@ -223,7 +224,18 @@ fn print(ctx: &mut dyn Caller, args: Vec<Value>, mut kwargs: Vec<(Sym, Value)>) 
 }
 
 fn opt_str_kw(kwargs: &mut args::Kwargs, s: Sym, what: &str) -> RtResult<Option<String>> {
-    match args::take(kwargs, s) {
+    let v = args::take(kwargs, s);
+    // `print` is a sink: a classified separator is shown as the placeholder, as a
+    // classified argument is; any other label is only text here.
+    if let Some(t) = v.as_ref().and_then(crate::labels::label::tag_of) {
+        if t.is_classified() {
+            return Ok(Some(crate::labels::label::placeholder().to_string()));
+        }
+    }
+    match v
+        .as_ref()
+        .map(|v| crate::labels::label::plain(v).into_owned())
+    {
         None | Some(Value::None) => Ok(None),
         Some(Value::Str(v)) => Ok(Some(v.as_str().to_string())),
         Some(v) => type_error(format!(
@@ -289,7 +301,8 @@ fn outcome(
         id::ERR => OutcomeTag::Err,
         id::UNCERTAIN => OutcomeTag::Uncertain,
         id::EXHAUSTED => {
-            if !payload.as_str().is_some_and(|m| METERS.contains(&m)) {
+            let meter = crate::labels::label::plain(&payload);
+            if !meter.as_str().is_some_and(|m| METERS.contains(&m)) {
                 return fail(
                     codes::VALUE,
                     "Exhausted() meter must be one of \"tokens\", \"calls\", \"steps\", \"time\", \"context\"",

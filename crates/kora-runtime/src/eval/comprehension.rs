@@ -16,7 +16,8 @@ impl Interp<'_> {
             CompKind::Set => Acc::Set(Set::default()),
             CompKind::Dict => Acc::Dict(Dict::default()),
         };
-        self.comp_each(c, 0, &mut |_, k, v| {
+        let mut size = None;
+        self.comp_each(c, 0, &mut size, &mut |_, k, v| {
             match &mut acc {
                 Acc::List(l) => {
                     crate::value::grow::room(l, "the list")?;
@@ -33,31 +34,43 @@ impl Interp<'_> {
             }
             Ok(true)
         })?;
-        Ok(match acc {
+        let built = match acc {
             Acc::List(v) => Value::list(v),
             Acc::Set(s) => Value::set(s),
             Acc::Dict(d) => Value::dict(d),
-        })
+        };
+        // How many elements there are is decided by what was iterated (the size row).
+        Ok(crate::labels::label::wrap_opt(built, size))
     }
 
     /// `any(x for ...)` / `all(x for ...)`: consumes the generator lazily and stops
     /// at the first decisive element, as Python does.
     pub(crate) fn lazy_any_all(&mut self, c: &hir::Comp, want: bool) -> RtResult<Value> {
         let mut found = false;
-        self.comp_each(c, 0, &mut |_, k, _| {
+        // The answer depends on every element read (the table's gather row).
+        let mut tag = None;
+        let mut size = None;
+        self.comp_each(c, 0, &mut size, &mut |_, k, _| {
+            if crate::labels::label::any() {
+                tag = crate::labels::label::join(tag, crate::labels::label::deep(&k));
+            }
             if k.truthy() == want {
                 found = true;
                 return Ok(false);
             }
             Ok(true)
         })?;
-        Ok(Value::Bool(if want { found } else { !found }))
+        Ok(crate::labels::label::wrap_opt(
+            Value::Bool(if want { found } else { !found }),
+            crate::labels::label::join(tag, size),
+        ))
     }
 
     /// `sum(x for ...)`: adds as the generator produces, so no list is built.
     pub(crate) fn lazy_sum(&mut self, c: &hir::Comp) -> RtResult<Value> {
         let mut acc = Value::Int(0);
-        self.comp_each(c, 0, &mut |_, x, _| {
+        let mut size = None;
+        self.comp_each(c, 0, &mut size, &mut |_, x, _| {
             acc = match (&acc, &x) {
                 (Value::Int(s), Value::Int(i)) if s.checked_add(*i).is_some() => Value::Int(s + i),
                 (Value::Float(s), Value::Float(f)) => Value::Float(s + f),
@@ -65,16 +78,19 @@ impl Interp<'_> {
             };
             Ok(true)
         })?;
-        Ok(acc)
+        Ok(crate::labels::label::wrap_opt(acc, size))
     }
 
     #[allow(clippy::type_complexity)]
     /// Runs the comprehension's clauses, handing each produced element (and its
-    /// value, for a dict) to `sink`; the sink returns false to stop early.
+    /// value, for a dict) to `sink`; the sink returns false to stop early. Once labels
+    /// exist, `size` gathers the labels of what the clauses iterate: they decide how many
+    /// elements there are.
     fn comp_each(
         &mut self,
         c: &hir::Comp,
         i: usize,
+        size: &mut Option<crate::labels::label::Tag>,
         sink: &mut dyn FnMut(&mut Self, Value, Option<Value>) -> RtResult<bool>,
     ) -> RtResult<bool> {
         let Some(clause) = c.clauses.get(i) else {
@@ -86,6 +102,9 @@ impl Interp<'_> {
             return at(sink(self, k, v), &c.elt);
         };
         let iterable = self.eval(&clause.iter)?;
+        if crate::labels::label::any() {
+            *size = crate::labels::label::join(*size, crate::labels::label::deep(&iterable));
+        }
         let mut it = at(iterate(&iterable), &clause.iter)?;
         // The innermost clause produces elements itself rather than through one more call.
         let last = i + 1 == c.clauses.len();
@@ -104,7 +123,7 @@ impl Interp<'_> {
                 };
                 at(sink(self, k, v), &c.elt)?
             } else {
-                self.comp_each(c, i + 1, sink)?
+                self.comp_each(c, i + 1, size, sink)?
             };
             if !go_on {
                 return Ok(false);

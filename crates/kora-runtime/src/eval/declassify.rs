@@ -20,6 +20,12 @@ impl Interp<'_> {
         Ok(label::wrap(v, Tag::classified(label::origin(origin))))
     }
 
+    /// A literal the label-transparency mode labelled unverified (`literal_labels.rs`).
+    pub(crate) fn eval_unverified(&mut self, value: &hir::Expr, origin: &str) -> RtResult<Value> {
+        let v = self.eval(value)?;
+        Ok(label::wrap(v, Tag::unverified(label::origin(origin))))
+    }
+
     /// `declassify value for sink:`: releases the value's classified parts to `sink` while
     /// the body runs, on every way out of it.
     pub(crate) fn exec_declassify(
@@ -83,8 +89,13 @@ impl Interp<'_> {
         };
         let item = self.eval(first)?;
         let pool = self.eval(container)?;
-        // A plain item (most are: `if k in seen:`) is a membership test and nothing more.
-        if label::is_scalar(&item) || label::untrusted(&item).is_none() {
+        // A plain item (most are: `if k in seen:`) is a membership test and nothing more; so
+        // is a substring test (`if word in text:`), which has no element to narrow to.
+        let elements = matches!(
+            &*label::plain(&pool),
+            Value::List(_) | Value::Tuple(_) | Value::Set(_) | Value::Dict(_)
+        );
+        if !elements || label::is_scalar(&item) || label::untrusted(&item).is_none() {
             let found = crate::value::compare::contains(&pool, &item)?;
             return Ok(found);
         }

@@ -115,7 +115,10 @@ impl Interp<'_> {
             }
             E::Compare(first, rest) => {
                 let mut left = self.eval(first)?;
-                let mut seen = crate::labels::label::tag_of(&left);
+                let mut seen = match rest.first() {
+                    Some((op, _)) => crate::labels::ops::left_tag(*op, &left),
+                    None => None,
+                };
                 for (i, (op, re)) in rest.iter().enumerate() {
                     let right = self.eval(re)?;
                     seen = crate::labels::label::join(
@@ -262,7 +265,10 @@ impl Interp<'_> {
                     (UnaryOp::Not, Value::Labeled(_) | Value::LabeledSmall(_)) => {
                         at(crate::value::arith::unary(*op, &v), e)
                     }
-                    (UnaryOp::Not, _) => Ok(Value::Bool(!v.truthy())),
+                    (UnaryOp::Not, _) => Ok(crate::eval::label_calls::sized(
+                        &v,
+                        Value::Bool(!v.truthy()),
+                    )),
                     (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
                         Some(n) => Ok(Value::Int(n)),
                         None => at(crate::value::arith::unary(*op, &v), e),
@@ -289,6 +295,11 @@ impl Interp<'_> {
                 let hi = self.opt_int(hi.as_deref(), &mut bounds)?;
                 let step = self.opt_int(step.as_deref(), &mut bounds)?;
                 let r = at(crate::value::index::slice(&val, lo, hi, step), e)?;
+                // A slice's length is clipped to its container's, which is as labelled as
+                // what the container holds (the size row).
+                if crate::labels::label::any() && !crate::labels::label::is_scalar(&val) {
+                    bounds = crate::labels::label::join(bounds, crate::labels::label::deep(&val));
+                }
                 Ok(crate::labels::label::wrap_opt(r, bounds))
             }
             E::Lambda(f) => self.make_closure(f),
@@ -311,6 +322,7 @@ impl Interp<'_> {
             E::ExternalMember(ext, member) => at(self.external_member(*ext, member.as_deref()), e),
             E::AskHuman(call) => at(self.ask_human(call), e),
             E::Classified(value, origin) => self.eval_classified(value, origin),
+            E::Unverified(value, origin) => self.eval_unverified(value, origin),
             E::Remaining(meter, site) => {
                 let m = self.eval(meter)?;
                 let r = match &m {
@@ -529,7 +541,8 @@ impl Interp<'_> {
                 if let Value::Labeled(l) = &v {
                     return at(labelled_len(l), e);
                 }
-                return at(crate::eval::builtins::len(&v).map(Value::Int), e);
+                let n = at(crate::eval::builtins::len(&v).map(Value::Int), e)?;
+                return Ok(crate::eval::label_calls::sized(&v, n));
             }
         }
         let (pos, kw) = self.eval_args(args)?;
@@ -615,14 +628,16 @@ pub(crate) fn hashable(v: Value) -> RtResult<Key> {
     }
 }
 
-/// `len` of a labelled value, as `len`'s strip mode does it (`label_calls.rs`): the length
+/// `len` of a labelled value, as `len`'s size mode does it (`label_calls.rs`): the length
 /// of a secret is as secret as it. Out of line, so the plain `len` path stays small.
 #[cold]
 fn labelled_len(l: &crate::labels::label::Labeled) -> RtResult<Value> {
     if crate::labels::view::is_mutable_container(&l.value) {
-        // The shape of a container read through a label stays public, as its elements
-        // carry the label and not the container (see `label.rs`).
-        return crate::eval::builtins::len(&l.value).map(Value::Int);
+        // A container seen through a label (`[0] * secret_n`, `d[secret_key]`) was sized
+        // or chosen by that label; what it holds may carry others.
+        let n = crate::eval::builtins::len(&l.value).map(Value::Int)?;
+        let tag = crate::labels::label::join(Some(l.tag()), crate::labels::label::deep(&l.value));
+        return Ok(crate::labels::label::wrap_opt(n, tag));
     }
     let tag = l.tag();
     let n = crate::eval::builtins::len(&l.value)

@@ -1,15 +1,21 @@
-//! How calls treat labels: built-ins, methods, standard-library functions and f-strings.
+//! How calls treat labels: the one place the propagation table of `docs/labels.md` is
+//! written as code, for built-ins, methods, standard-library functions and f-strings.
 //!
-//! Each call has one of four modes. *Through*: arguments are passed as they are, because the
-//! callee stores them or walks them with `iterate` (which labels what it yields): `list`,
-//! `sorted`, `xs.append`, `Ok(...)`. *Strip*: a scalar argument's label is taken off, the
-//! result gets it back: `len(secret)`, `abs(n)`, `secret.upper()`. *Flatten*: the callee turns
-//! a structure into one value (`str(xs)`, `",".join(xs)`, `json.encode`), so every label
-//! inside goes onto the result. *Narrow*: a parse into a type (`int(text)`) keeps
-//! confidentiality and drops `unverified`. *Shape*: `len`, `type`, `isinstance` strip a
-//! scalar's label as strip does, but read a view (a container reached through a label) for
-//! its shape, which stays public as a copy's would. `print` is none of these: it is a sink, and
-//! renders classified leaves as the placeholder.
+//! Each call has one mode, the row of the table it belongs to. *Through*: arguments are
+//! passed as they are, because the callee stores them or walks them with `iterate` (which
+//! labels what it yields): `list`, `xs.append`, `Ok(...)`. *Strip*: a scalar argument's label
+//! is taken off, the result gets it back: `abs(n)`, `secret.upper()`, `range(n)`. *Flatten*:
+//! the callee turns a structure into one value (`str(xs)`, `",".join(xs)`, `json.encode`), so
+//! every label inside goes onto the result. *Size*: the answer is a size, a truth or a
+//! position read from a container (`len`, `bool`, `xs.index`, `xs.count`): it depends on how
+//! many parts there are, which a container built from a secret's parts carries only on those
+//! parts, so every label inside joins the result. *Narrow*: a parse into a type (`int(text)`)
+//! keeps confidentiality, reads as Size does and drops `unverified`. *Gather*: a selection or
+//! a fold over elements (`min`, `max`, `sum`, `any`, `all`): every label inside the arguments
+//! joins the result, whichever element was picked. *Shape*: `type` strips a scalar's label
+//! and reads a view for its type, which does not depend on what it holds. Orders are the
+//! sort's own rule (`methods/sort.rs`): items placed by labelled keys carry the keys' labels.
+//! `print` is none of these: it is a sink, and renders classified leaves as the placeholder.
 
 use kora_check::hir::{BuiltinId, Sym};
 
@@ -25,6 +31,8 @@ pub(crate) enum Mode {
     Strip,
     Flatten,
     Narrow,
+    Size,
+    Gather,
     Shape,
 }
 
@@ -32,7 +40,10 @@ fn builtin_mode(b: BuiltinId) -> Mode {
     match b.0 {
         id::STR | id::REPR => Mode::Flatten,
         id::INT | id::FLOAT | id::BOOL => Mode::Narrow,
-        id::LEN | id::ISINSTANCE | id::TYPE => Mode::Shape,
+        // `hash` of a tuple reads every element, as a size reads every part.
+        id::LEN | id::HASH => Mode::Size,
+        id::MIN | id::MAX | id::SUM | id::ANY | id::ALL => Mode::Gather,
+        id::ISINSTANCE | id::TYPE => Mode::Shape,
         id::ABS
         | id::ROUND
         | id::ORD
@@ -42,7 +53,6 @@ fn builtin_mode(b: BuiltinId) -> Mode {
         | id::HEX
         | id::OCT
         | id::BIN
-        | id::HASH
         | id::RANGE
         | id::REMAINING
         | id::REVERSED => Mode::Strip,
@@ -93,7 +103,7 @@ pub(crate) fn apply(
         }
     }
     let labelled = |v: &Value| match mode {
-        Mode::Flatten => label::deep(v).is_some(),
+        Mode::Flatten | Mode::Size | Mode::Narrow | Mode::Gather => label::deep(v).is_some(),
         _ => label::is_labeled(v),
     };
     if !args.iter().any(labelled) && !kwargs.iter().any(|(_, v)| labelled(v)) {
@@ -118,13 +128,21 @@ fn apply_labelled(
                 tag = label::join(tag, label::deep(&v));
                 label::reveal(&v)
             }
+            Mode::Size | Mode::Narrow => {
+                tag = label::join(tag, label::deep(&v));
+                shallow_plain(v)
+            }
+            Mode::Gather => {
+                tag = label::join(tag, label::deep(&v));
+                v
+            }
             Mode::Shape => match v {
                 Value::Labeled(l) if crate::labels::view::is_mutable_container(&l.value) => {
                     l.value.clone()
                 }
                 other => strip(other, &mut tag),
             },
-            Mode::Strip | Mode::Narrow => strip(v, &mut tag),
+            Mode::Strip => strip(v, &mut tag),
             Mode::Through => v,
         }
     };
@@ -136,6 +154,26 @@ fn apply_labelled(
         (_, t) => t,
     };
     Ok(label::wrap_opt(r, tag))
+}
+
+/// `v` without its own label: a view's container, a labelled scalar's plain value. What it
+/// holds keeps its labels.
+fn shallow_plain(v: Value) -> Value {
+    match v {
+        Value::Labeled(l) => l.value.clone(),
+        Value::LabeledSmall(s) => s.plain(),
+        other => other,
+    }
+}
+
+/// A size or a truth read from `v` (`len(v)`, `not v`, `xs.index(x)`): `r` with every label
+/// inside `v` joined on, once labels exist. Plain runs pay one load.
+#[inline]
+pub(crate) fn sized(v: &Value, r: Value) -> Value {
+    if !label::any() {
+        return r;
+    }
+    label::wrap_opt(r, label::deep(v))
 }
 
 /// `v` without its own label, which is joined into `tag`.
@@ -165,6 +203,26 @@ pub(crate) fn argument_labels(args: &[Value], kwargs: &[(Sym, Value)]) -> Option
     let mut tag = None;
     for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
         tag = label::join(tag, label::tag_of(v));
+    }
+    tag
+}
+
+/// Whether method `name` answers a size, a position or a relation of its receiver when the
+/// receiver is a container (the size row): `index`, `count`, `issubset`, `issuperset`,
+/// `isdisjoint`. On a string they are string methods, already flattened.
+pub(crate) fn is_size_method(name: Sym) -> bool {
+    use kora_check::hir::sym;
+    matches!(
+        name,
+        sym::INDEX | sym::COUNT | sym::ISSUBSET | sym::ISSUPERSET | sym::ISDISJOINT
+    )
+}
+
+/// Every label inside a receiver and its arguments, joined.
+pub(crate) fn deep_operands(recv: &Value, args: &[Value], kwargs: &[(Sym, Value)]) -> Option<Tag> {
+    let mut tag = label::deep(recv);
+    for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
+        tag = label::join(tag, label::deep(v));
     }
     tag
 }

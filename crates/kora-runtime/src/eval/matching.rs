@@ -91,6 +91,7 @@ impl Interp<'_> {
                     _ => {}
                 }
                 let lit = self.eval(e)?;
+                let lit = crate::labels::label::plain(&lit).into_owned();
                 // Which case a secret picks is an implicit flow (untracked, as a branch is):
                 // the literal is compared with the plain value, so `case True:` matches a
                 // secret `True` as `case 1:` matches a secret `1`.

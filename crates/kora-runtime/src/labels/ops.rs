@@ -340,7 +340,7 @@ pub fn compare(op: CmpOp, a: &Value, b: &Value) -> RtResult<Value> {
     if let Some(v) = small_compare(op, a, b) {
         return Ok(v);
     }
-    let (ta, tb) = (label::tag_of(a), right_tag(op, b));
+    let (ta, tb) = (left_tag(op, a), right_tag(op, b));
     let r = truth(op, a, b)?;
     Ok(match label::join(ta, tb) {
         Some(t) => scalar(Value::Bool(r), t),
@@ -348,13 +348,18 @@ pub fn compare(op: CmpOp, a: &Value, b: &Value) -> RtResult<Value> {
     })
 }
 
-/// The label the right operand gives `a op b`: its own, or for `x in xs` every label inside
-/// `xs`, since what `xs` holds decides the answer.
+/// The label the right operand gives `a op b`: every label inside it (what a container
+/// holds decides `==`, `<` and `in`), or for `is` its own, since identity is not content.
 pub fn right_tag(op: CmpOp, b: &Value) -> Option<label::Tag> {
     match op {
-        CmpOp::In | CmpOp::NotIn => label::deep(b),
-        _ => label::tag_of(b),
+        CmpOp::Is | CmpOp::IsNot => label::tag_of(b),
+        _ => label::deep(b),
     }
+}
+
+/// The label the left operand gives `a op b`, by the same rule as `right_tag`.
+pub fn left_tag(op: CmpOp, a: &Value) -> Option<label::Tag> {
+    right_tag(op, a)
 }
 
 /// `a op b` on an inline labelled int and a plain int (either side): an inline bool with the
@@ -389,10 +394,13 @@ pub(crate) fn small_truth(op: CmpOp, a: &Value, b: &Value) -> Option<bool> {
 /// not track, see DECISIONS.md) or for `compare` to label.
 pub fn truth(op: CmpOp, a: &Value, b: &Value) -> RtResult<bool> {
     match op {
-        // `is` compares identity and `in` looks through labels itself: as they always did.
-        CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => {
-            crate::value::compare::compare_op(op, a, b)
+        // A label is not part of a value's identity: `m is None` for an unverified `None`
+        // answers as for a plain one, and a view is the container it shares.
+        CmpOp::Is | CmpOp::IsNot => {
+            crate::value::compare::compare_op(op, &label::plain(a), &label::plain(b))
         }
+        // `in` looks through labels itself.
+        CmpOp::In | CmpOp::NotIn => crate::value::compare::compare_op(op, a, b),
         _ => {
             if let Some(r) = small_truth(op, a, b) {
                 return Ok(r);

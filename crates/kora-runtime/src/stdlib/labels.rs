@@ -38,6 +38,14 @@ impl Interp<'_> {
                 refuse_secret(v, "the body of an HTTP request")?;
             }
         }
+        let headers = match a.func {
+            HttpGet => a.vals.get(1),
+            HttpPost => a.vals.get(2),
+            _ => None,
+        };
+        if let Some(Some(v)) = headers {
+            refuse_header(v)?;
+        }
         if matches!(
             a.func,
             FsWrite | FsAppend | DbQuery | DbExecute | DbExecuteMany
@@ -48,6 +56,11 @@ impl Interp<'_> {
             }
         }
         if a.func == NotesWrite {
+            // A note's key is a name in a file other runs read: a secret may not be one.
+            if let Some(Some(k)) = a.vals.first() {
+                refuse_secret(k, "the key of a note")?;
+                a.vals[0] = Some(label::reveal(k));
+            }
             // The note keeps the label itself (see notes.rs).
             return self.dispatch_plain(a);
         }
@@ -66,6 +79,10 @@ impl Interp<'_> {
         }
         let site = a.site.clone();
         let func = a.func;
+        let shuffled = match (func, a.vals.first()) {
+            (RandomShuffle, Some(Some(v))) => Some(v.clone()),
+            _ => None,
+        };
         // An effect given a classified value may record it (`random.choice` of secrets):
         // a journal keeps such a result sealed.
         let secret_args = tag.is_some_and(|t| t.is_classified());
@@ -77,6 +94,29 @@ impl Interp<'_> {
             self.host().sealing = false;
         }
         let r = r?;
+        if func == RandomSeed {
+            // A plain seed makes the draws plain again.
+            self.host().rng_label = tag;
+            return Ok(r);
+        }
+        let drawn = matches!(
+            func,
+            RandomRandom
+                | RandomUniform
+                | RandomRandint
+                | RandomChoice
+                | RandomShuffle
+                | RandomSample
+        );
+        let tag = match self.host().rng_label {
+            Some(seed) if drawn => {
+                if let Some(list) = shuffled {
+                    label_items(&list, seed);
+                }
+                label::join(tag, Some(seed))
+            }
+            _ => tag,
+        };
         Ok(match func {
             // The value is the secret; why it is missing is not.
             EnvGet => match &r {
@@ -131,6 +171,15 @@ impl Interp<'_> {
     }
 }
 
+/// Puts `tag` on every item of the list `v` in place: an order drawn from a labelled seed.
+fn label_items(v: &Value, tag: Tag) {
+    if let Value::List(l) = &*label::plain(v) {
+        for x in l.borrow_mut().iter_mut() {
+            *x = label::wrap(std::mem::take(x), tag);
+        }
+    }
+}
+
 /// `v` with each classified leaf replaced by the placeholder string, other labels dropped.
 fn redact_leaves(v: &Value) -> Value {
     label::map_leaves(v, &mut |x| match x {
@@ -146,6 +195,25 @@ fn member(f: StdFn) -> String {
         _ => m.name.to_string(),
     }
 }
+
+/// Refuses classified request headers unless a `declassify x for http:` block is open for
+/// every classified part: a token in `Authorization` is the usual and legitimate case, and
+/// the release is what makes it visible to a reviewer (`kora audit`).
+fn refuse_header(v: &Value) -> RtResult<()> {
+    match label::unreleased(v, &|sink| sink == HTTP_SINK) {
+        Some(t) => Err(RtError::new(
+            codes::CLASSIFIED_TO_SINK,
+            format!(
+                "{} cannot be sent in an HTTP header: it would leave the program; to send a credential, send it inside `declassify NAME for {HTTP_SINK}:`",
+                label::origin_text(t.secret_from)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The sink name a release gives to let classified values into HTTP request headers.
+pub const HTTP_SINK: &str = "http";
 
 /// Refuses a classified value where it would leave the program as part of an operation's
 /// target (a path, a URL, SQL text) or an HTTP body: no `[sinks]` name covers these.

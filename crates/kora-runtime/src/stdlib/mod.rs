@@ -67,6 +67,9 @@ pub struct Host {
     /// How many fan-outs (and isolated calls) this interpreter has started: names the next.
     pub fanouts: u32,
     pub rng: fastrand::Rng,
+    /// The label of the seed `rng` was last seeded with: every draw carries it, since a
+    /// seeded generator's draws are a function of the seed.
+    pub rng_label: Option<crate::labels::label::Tag>,
     /// The call being made was given a classified value: its effect's result is sealed.
     pub sealing: bool,
     pub regexes: re::Cache,
@@ -116,6 +119,7 @@ impl Host {
             durable: settings.durable,
             fanouts: 0,
             rng: fastrand::Rng::new(),
+            rng_label: None,
             sealing: false,
             regexes: re::Cache::default(),
             types: typed::StdTypes::find(prog),

@@ -542,6 +542,11 @@ fn set_op(op: BinOp, x: &Set, y: &Set) -> Set {
 /// `-v`, `+v`, `~v`, `not v`.
 pub fn unary(op: UnaryOp, v: &Value) -> RtResult<Value> {
     if let (inner, Some(tag)) = crate::labels::label::split(v) {
+        // `not view` is a truth about what the view holds, whose labels join it.
+        let tag = match op {
+            UnaryOp::Not => crate::labels::label::deep(v).unwrap_or(tag),
+            _ => tag,
+        };
         return Ok(crate::labels::label::wrap(unary(op, &inner)?, tag));
     }
     let sym = match op {

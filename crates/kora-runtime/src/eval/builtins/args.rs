@@ -116,6 +116,8 @@ pub fn index(v: &Value) -> RtResult<i64> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Bool(b) => Ok(*b as i64),
+        // The caller's mode has put the label on the result already (`label_calls.rs`).
+        Value::Labeled(_) | Value::LabeledSmall(_) => index(&crate::labels::label::plain(v)),
         Value::BigInt(_) => fail(
             codes::OVERFLOW,
             "Python int too large to convert to C ssize_t",

@@ -107,16 +107,31 @@ fn check_strict(cols: &[Vec<Value>], n: usize) -> RtResult<()> {
     Ok(())
 }
 
+/// `reverse=` of a sort: whether, and the label of the value that said so.
+#[derive(Default, Clone, Copy)]
+pub struct Reverse {
+    pub on: bool,
+    pub tag: Option<crate::labels::label::Tag>,
+}
+
 /// Reads `key=` and `reverse=` for `sorted` and `list.sort`.
 pub(crate) fn sort_options(
     ctx: &dyn Caller,
     kwargs: &mut Vec<(Sym, Value)>,
-) -> RtResult<(Option<Value>, bool)> {
+) -> RtResult<(Option<Value>, Reverse)> {
     let key = args::take(kwargs, sym::KEY).filter(|k| !matches!(k, Value::None));
-    let reverse = match args::take(kwargs, sym::REVERSE) {
-        None => false,
-        Some(v @ (Value::Int(_) | Value::Bool(_))) => v.truthy(),
-        Some(v) => {
+    let reverse = args::take(kwargs, sym::REVERSE).map(|v| {
+        // A labelled `reverse=` decides the order: the sort's items carry its label.
+        let (plain, tag) = crate::labels::label::split(&v);
+        (plain.into_owned(), tag)
+    });
+    let reverse = match reverse {
+        None => Reverse::default(),
+        Some((v @ (Value::Int(_) | Value::Bool(_)), tag)) => Reverse {
+            on: v.truthy(),
+            tag,
+        },
+        Some((v, _)) => {
             return type_error(format!(
                 "'{}' object cannot be interpreted as an integer",
                 type_name(&v)
@@ -180,18 +195,23 @@ pub(super) fn min_max(
     };
     let op = if is_max { CmpOp::Gt } else { CmpOp::Lt };
     let mut best: Option<(Value, Value)> = None;
+    // Which item wins depends on every key compared (the table's gather row).
+    let mut tag = None;
     for item in items {
         let k = match &key {
             Some(f) => ctx.call_value(f, vec![item.clone()])?,
             None => item.clone(),
         };
+        if crate::labels::label::any() {
+            tag = crate::labels::label::join(tag, crate::labels::label::deep(&k));
+        }
         best = match best {
             Some((bk, bv)) if !compare_op(op, &k, &bk)? => Some((bk, bv)),
             _ => Some((k, item)),
         };
     }
     match (best, default) {
-        (Some((_, v)), _) => Ok(v),
+        (Some((_, v)), _) => Ok(crate::labels::label::wrap_opt(v, tag)),
         (None, Some(d)) => Ok(d),
         (None, None) => fail(codes::VALUE, format!("{name}() arg is an empty sequence")),
     }

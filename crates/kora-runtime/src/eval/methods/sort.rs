@@ -13,12 +13,43 @@ use crate::value::compare::{int_float_cmp, less_than};
 use crate::value::Value;
 
 /// Sorts `items` in place, stably, by `key(item)` (or the items), descending if `reverse`.
+///
+/// Once labels exist, an order decided by labelled keys is as labelled as they are: each
+/// item is put back carrying the join of every key's labels (the table's order row), so a
+/// public list sorted by a secret key does not show the secret's order.
 pub fn sort_values(
     ctx: &mut dyn Caller,
     items: &mut Vec<Value>,
     key: Option<&Value>,
-    reverse: bool,
+    reverse: crate::eval::builtins::Reverse,
 ) -> RtResult<()> {
+    let tag = sort_by_keys(ctx, items, key, reverse.on)?;
+    let tag = crate::labels::label::join(tag, reverse.tag);
+    if let Some(tag) = tag {
+        for x in items.iter_mut() {
+            *x = crate::labels::label::wrap(std::mem::take(x), tag);
+        }
+    }
+    Ok(())
+}
+
+/// The join of the labels of `keys`, once labels exist.
+fn keys_label(keys: &[Value]) -> Option<crate::labels::label::Tag> {
+    if !crate::labels::label::any() {
+        return None;
+    }
+    keys.iter().fold(None, |t, k| {
+        crate::labels::label::join(t, crate::labels::label::deep(k))
+    })
+}
+
+/// `sort_values` without the labelling: the sort, and the keys' label.
+fn sort_by_keys(
+    ctx: &mut dyn Caller,
+    items: &mut Vec<Value>,
+    key: Option<&Value>,
+    reverse: bool,
+) -> RtResult<Option<crate::labels::label::Tag>> {
     let computed;
     let keys: &[Value] = match key {
         Some(f) => {
@@ -31,13 +62,14 @@ pub fn sort_values(
         }
         None => {
             if sort_ints_in_place(items, reverse) {
-                return Ok(());
+                return Ok(keys_label(items));
             }
             items
         }
     };
+    let tag = keys_label(keys);
     if keys.len() < 2 {
-        return Ok(());
+        return Ok(tag);
     }
     let order: Vec<usize> = match int_keys(keys) {
         Some(mut pairs) => {
@@ -57,7 +89,7 @@ pub fn sort_values(
             .into_iter()
             .map(|i| old.get_mut(i).and_then(Option::take).unwrap_or_default()),
     );
-    Ok(())
+    Ok(tag)
 }
 
 /// All plain ints: sort the values directly (equal ints are indistinguishable). So are

@@ -318,10 +318,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             // a resume finds the run finished, as it would after the last line.
             (Ok(()), Ok(())) if exited.is_some() => {
                 let (status, message) = exited.clone().unwrap_or_default();
-                run.status(
-                    "finished",
-                    format!("exit({status}) {message}").trim_end(),
-                )
+                run.status("finished", format!("exit({status}) {message}").trim_end())
             }
             (Ok(()), Ok(())) => run.status("finished", ""),
             (Err(e), _) => run.status("failed", &e.message),

@@ -3,7 +3,8 @@
 //! HTTP headers refuse a classified value (and an `env.get` token) unless a `declassify ...
 //! for http:` block is open; a file name built from a secret's size is refused; `ask_human`
 //! refuses a classified question with a message that says so; and `x is None` answers for a
-//! labelled `None` exactly as for a plain one, for each label kind.
+//! labelled `None` exactly as for a plain one, for each label kind; `exit` refuses a status or
+//! message that depends on a secret.
 
 mod support;
 
@@ -115,6 +116,30 @@ fn a_file_name_built_from_a_secret_size_is_refused_and_no_file_appears() {
             .collect();
         assert!(files.is_empty(), "{name}: {files:?}");
     }
+}
+
+#[test]
+fn exit_refuses_a_status_or_message_derived_from_a_secret() {
+    let fake = FakeProvider::start();
+    for (name, arg) in [
+        ("len", "len(secret)"),
+        ("char", "ord(secret[0])"),
+        ("message", "f\"bad {secret}\""),
+        ("keyword", "code=len(list(secret))"),
+    ] {
+        let src = format!("secret = classified(\"{SECRET}\")\nexit({arg})\n");
+        let (out, _) = run(&format!("exit-{name}"), &fake, &src);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains("E1341") && err.contains("`exit`"),
+            "{name}: {err}"
+        );
+        assert!(!err.contains("hunter"), "{name}: {err}");
+    }
+    // A plain status still ends the run with it.
+    let (out, _) = run("exit-plain", &fake, "exit(3)\n");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
 }
 
 #[test]

@@ -403,6 +403,17 @@ fn exit(
         (Some(v), None) | (None, Some(v)) => v,
         (None, None) => Value::None,
     };
+    // The exit status is a sink the parent process reads: a classified one would carry
+    // eight bits of the secret (its length, a character) out of the run.
+    if let Some(t) = crate::labels::label::deep(&arg).filter(|t| t.is_classified()) {
+        return fail(
+            codes::CLASSIFIED_TO_SINK,
+            format!(
+                "`exit` cannot end the run with a classified status or message ({} is in it): the process that started the run would read it; exit with a plain code, or show `redact(...)`",
+                crate::labels::label::origin_text(t.secret_from)
+            ),
+        );
+    }
     let plain = crate::labels::label::plain(&arg);
     let (status, message) = match &*plain {
         Value::None => (0, String::new()),

@@ -292,17 +292,12 @@ impl Lowerer<'_> {
                     *kspan,
                 )
                 .with_label("unknown keyword argument");
-                d = match suggest::closest(k, sig.params.iter().map(|p| p.0.as_str())) {
-                    Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                    None => d.with_help(format!(
-                        "its {what}s are: {}",
-                        sig.params
-                            .iter()
-                            .map(|p| p.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                };
+                let known: Vec<&str> = sig.params.iter().map(|p| p.0.as_str()).collect();
+                d = d.with_help(suggest::did_you_mean_or_list(
+                    k,
+                    &known,
+                    &format!("{what}s"),
+                ));
                 self.err(d);
             }
         }

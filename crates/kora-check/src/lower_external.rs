@@ -451,17 +451,8 @@ impl Lowerer<'_> {
                     *kspan,
                 )
                 .with_label("not in its input schema");
-                d = match suggest::closest(k, tool.params.iter().map(|p| p.0.as_str())) {
-                    Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                    None => d.with_help(format!(
-                        "its arguments are: {}",
-                        tool.params
-                            .iter()
-                            .map(|p| p.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                };
+                let known: Vec<&str> = tool.params.iter().map(|p| p.0.as_str()).collect();
+                d = d.with_help(suggest::did_you_mean_or_list(k, &known, "arguments"));
                 self.err(d);
             }
         }

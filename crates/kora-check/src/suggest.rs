@@ -1,6 +1,15 @@
 //! "Did you mean" suggestions: the closest known name by edit distance.
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
+/// The help line for a name that is not among `known`: the closest one, or the list of all
+/// (`what` names them, e.g. "arguments").
+pub fn did_you_mean_or_list(name: &str, known: &[&str], what: &str) -> String {
+    match closest(name, known.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!("its {what} are: {}", known.join(", ")),
+    }
+}
+
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(1);
     let mut best: Option<(usize, &str)> = None;

@@ -164,10 +164,11 @@ def lsp(kora: str, lines: int, edits: int) -> dict:
     blocks = len(src) // BLOCK_LINES
     mid = blocks // 2
     # `    total = x * 2 + {i}` inside score{mid}; the digit after `2` is edited.
-    edit_line = mid * BLOCK_LINES + 7
+    rows = BLOCK.split("\n")
+    edit_line = mid * BLOCK_LINES + next(i for i, r in enumerate(rows) if r.startswith("    total = x * 2"))
     assert src[edit_line].startswith("    total = x * 2"), src[edit_line]
     # `value{mid} = ...` at the end of the block: completion and hover happen there.
-    value_line = mid * BLOCK_LINES + 33
+    value_line = mid * BLOCK_LINES + next(i for i, r in enumerate(rows) if r.startswith("value{i}"))
     assert src[value_line].startswith(f"value{mid} ="), src[value_line]
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "big.ko")

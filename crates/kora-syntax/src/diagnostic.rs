@@ -171,9 +171,11 @@ impl<'a> Renderer<'a> {
             .max()
             .unwrap_or(first)
             .max(first);
-        let mut excerpt = String::new();
+        // Empty lines stand in for the ones above, so ariadne numbers the shown lines as
+        // the file does (it ignores a display offset in the margin).
+        let mut excerpt = "\n".repeat(first - 1);
         let mut shown: Vec<Shown> = Vec::new();
-        let mut chars = 0usize;
+        let mut chars = first - 1;
         for line in first..=last {
             let start = self.index.line_start(line as u32).unwrap_or(0) as usize;
             let end = match self.index.line_start(line as u32 + 1) {
@@ -254,7 +256,7 @@ impl<'a> Renderer<'a> {
             report = report.with_note(note);
         }
         let mut out = Vec::new();
-        let source = Source::from(excerpt).with_display_line_offset(first - 1);
+        let source = Source::from(excerpt);
         let _ = report.finish().write((path, source), &mut out);
         let mut rendered = String::from_utf8_lossy(&out).into_owned();
         // The header's column counts within the excerpt; on an elided line, give the file's.

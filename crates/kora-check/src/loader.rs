@@ -24,8 +24,30 @@ pub struct Disk;
 
 impl Sources for Disk {
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        read_source(path)
     }
+}
+
+/// Reads a source file; text that is not UTF-8 is refused with the byte offset and line of
+/// the first bad byte, so the user can find it.
+pub fn read_source(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let good = &e.as_bytes()[..at];
+        let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+        let col = match good.iter().rposition(|b| *b == b'\n') {
+            // Columns count characters; everything before `at` is valid UTF-8.
+            Some(nl) => String::from_utf8_lossy(&good[nl + 1..]).chars().count() + 1,
+            None => String::from_utf8_lossy(good).chars().count() + 1,
+        };
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "invalid UTF-8 at byte {at} (line {line}, column {col}): save the file as UTF-8"
+            ),
+        )
+    })
 }
 
 /// One parsed file of the program.

@@ -26,7 +26,7 @@ impl Sources for Overlay<'_> {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         match self.open.get(path) {
             Some(t) => Ok(t.clone()),
-            None => std::fs::read_to_string(path),
+            None => kora_check::loader::read_source(path),
         }
     }
 

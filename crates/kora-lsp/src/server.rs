@@ -196,10 +196,22 @@ impl LanguageServer for Backend {
         };
         let items = match completion::site(&text, offset) {
             (start, Site::Member { dot }) if start == offset => {
-                let mut patched = text;
-                patched.insert_str(offset, PLACEHOLDER);
-                let a = self.docs.analysis_of_text(&path, patched);
-                completion::members(&a, dot)
+                // Typing `.` leaves a line that does not parse; the analysis from just
+                // before it knows the receiver, so only without one is the text re-checked.
+                let kept = self
+                    .docs
+                    .analysis_without(&path, &text, dot, offset)
+                    .map(|a| completion::members(&a, dot))
+                    .filter(|items| !items.is_empty());
+                match kept {
+                    Some(items) => items,
+                    None => {
+                        let mut patched = text;
+                        patched.insert_str(offset, PLACEHOLDER);
+                        let a = self.docs.analysis_of_text(&path, patched);
+                        completion::members(&a, dot)
+                    }
+                }
             }
             (_, Site::Member { dot }) => match self.docs.analysis(&path) {
                 Some((_, a)) => completion::members(&a, dot),

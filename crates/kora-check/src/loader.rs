@@ -149,7 +149,9 @@ impl Loader<'_> {
             if let StmtKind::Use(u) = &s.kind {
                 match &u.target {
                     UseTarget::File { path, span } => wanted.push((path.clone(), *span)),
-                    UseTarget::Std(n) if !is_std(&n.name) => packages.push((n.name.clone(), n.span)),
+                    UseTarget::Std(n) if !is_std(&n.name) => {
+                        packages.push((n.name.clone(), n.span))
+                    }
                     _ => {}
                 }
             }
@@ -194,8 +196,14 @@ impl Loader<'_> {
                             format!("package `{id}` may not `use` a file outside its directory"),
                             span,
                         )
-                        .with_label(format!("{} is outside {}", canonical.display(), root.display()))
-                        .with_help("a package reaches other code only through its own `[dependencies]`"),
+                        .with_label(format!(
+                            "{} is outside {}",
+                            canonical.display(),
+                            root.display()
+                        ))
+                        .with_help(
+                            "a package reaches other code only through its own `[dependencies]`",
+                        ),
                     );
                     continue;
                 }
@@ -320,7 +328,9 @@ impl Loader<'_> {
                     )
                     .with_label(format!("package `{name}` is needed here"))
                     .with_help(match module {
-                        Some(md) => format!("`use {name}.{md}` reads `{md}.ko` in the package's directory"),
+                        Some(md) => {
+                            format!("`use {name}.{md}` reads `{md}.ko` in the package's directory")
+                        }
                         None => "`use NAME` reads the package's `lib.ko`".to_string(),
                     }),
                 );

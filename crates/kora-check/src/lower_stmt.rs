@@ -237,7 +237,11 @@ impl Lowerer<'_> {
                     let bound = match &u.alias {
                         Some(a) => (a.name.clone(), a.span),
                         None => (
-                            name.name.rsplit('.').next().unwrap_or(&name.name).to_string(),
+                            name.name
+                                .rsplit('.')
+                                .next()
+                                .unwrap_or(&name.name)
+                                .to_string(),
                             name.span,
                         ),
                     };

@@ -18,7 +18,8 @@ pub fn audit(path: Option<PathBuf>, json: bool) -> u8 {
     } else {
         entries.push(root.clone());
     }
-    let project = kora_pkg::Project::for_entry(entries.first().map_or(Path::new("."), |p| p.as_path()));
+    let project =
+        kora_pkg::Project::for_entry(entries.first().map_or(Path::new("."), |p| p.as_path()));
     let found = audit::audit(&entries, &project);
     if !found.problems.is_empty() {
         report_problems(&found);

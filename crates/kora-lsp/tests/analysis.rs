@@ -167,7 +167,11 @@ fn definition_goes_into_a_path_dependency() {
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join("greet")).expect("dir");
     std::fs::create_dir_all(root.join("app")).expect("dir");
-    std::fs::write(root.join("greet/kora.toml"), "[package]\nname = \"greet\"\n").expect("write");
+    std::fs::write(
+        root.join("greet/kora.toml"),
+        "[package]\nname = \"greet\"\n",
+    )
+    .expect("write");
     let lib = "def hello(name: str) -> str:\n    return name\n";
     std::fs::write(root.join("greet/lib.ko"), lib).expect("write");
     std::fs::write(
@@ -176,7 +180,9 @@ fn definition_goes_into_a_path_dependency() {
     )
     .expect("write");
     let src = "use greet\n\nprint(greet.hello(\"x\"))\n";
-    let path = std::fs::canonicalize(root.join("app")).expect("dir").join("main.ko");
+    let path = std::fs::canonicalize(root.join("app"))
+        .expect("dir")
+        .join("main.ko");
     std::fs::write(&path, src).expect("write");
     let a = analyze(&path, &HashMap::new());
     // On `use greet`: the package's lib.ko.

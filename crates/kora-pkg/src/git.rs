@@ -52,7 +52,13 @@ impl Store {
     }
 
     /// The checked-out tree of dependency `name` (declared in `m`), fetching if needed.
-    pub fn checkout(&self, m: &Manifest, name: &str, url: &str, reference: &GitRef) -> Result<PathBuf, String> {
+    pub fn checkout(
+        &self,
+        m: &Manifest,
+        name: &str,
+        url: &str,
+        reference: &GitRef,
+    ) -> Result<PathBuf, String> {
         let url = absolute_url(url, &m.dir);
         let project = self.project.clone().unwrap_or_else(|| m.dir.clone());
         // A vendored copy wins: `kora vendor` made it from the lock, offline.
@@ -91,8 +97,20 @@ impl Store {
     /// What `reference` names on the remote now: a full commit id.
     pub fn resolve_ref(&self, url: &str, reference: &GitRef) -> Result<String, String> {
         let bare = self.bare(url)?;
-        git(&bare, &["fetch", "--quiet", "--force", "--no-tags", "--", url, "+refs/heads/*:refs/kora/heads/*", "+refs/tags/*:refs/kora/tags/*"])
-            .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+        git(
+            &bare,
+            &[
+                "fetch",
+                "--quiet",
+                "--force",
+                "--no-tags",
+                "--",
+                url,
+                "+refs/heads/*:refs/kora/heads/*",
+                "+refs/tags/*:refs/kora/tags/*",
+            ],
+        )
+        .map_err(|e| format!("cannot fetch {url}: {e}"))?;
         let local = match reference {
             GitRef::Tag(t) => format!("refs/kora/tags/{t}^{{commit}}"),
             GitRef::Branch(b) => format!("refs/kora/heads/{b}^{{commit}}"),
@@ -104,7 +122,9 @@ impl Store {
                     .lines()
                     .find_map(|l| l.strip_prefix("ref: refs/heads/"))
                     .and_then(|l| l.split('\t').next())
-                    .ok_or_else(|| format!("{url} has no default branch; name a tag, rev or branch"))?;
+                    .ok_or_else(|| {
+                        format!("{url} has no default branch; name a tag, rev or branch")
+                    })?;
                 format!("refs/kora/heads/{head}^{{commit}}")
             }
         };
@@ -116,7 +136,8 @@ impl Store {
     fn bare(&self, url: &str) -> Result<PathBuf, String> {
         let dir = self.repo_dir(url).join("repo.git");
         if !dir.join("HEAD").is_file() {
-            std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             git(&dir, &["init", "--quiet", "--bare"])?;
         }
         Ok(dir)
@@ -139,13 +160,27 @@ impl Store {
             let bare = self.bare(url)?;
             let have = git(&bare, &["cat-file", "-e", &format!("{commit}^{{commit}}")]).is_ok();
             if !have {
-                git(&bare, &["fetch", "--quiet", "--force", "--no-tags", "--", url, "+refs/heads/*:refs/kora/heads/*", "+refs/tags/*:refs/kora/tags/*"])
-                    .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+                git(
+                    &bare,
+                    &[
+                        "fetch",
+                        "--quiet",
+                        "--force",
+                        "--no-tags",
+                        "--",
+                        url,
+                        "+refs/heads/*:refs/kora/heads/*",
+                        "+refs/tags/*:refs/kora/tags/*",
+                    ],
+                )
+                .map_err(|e| format!("cannot fetch {url}: {e}"))?;
                 git(&bare, &["cat-file", "-e", &format!("{commit}^{{commit}}")]).map_err(|_| {
                     format!("{url} no longer has the locked commit {commit} of `{name}`; restore it, or `kora update {name}` to lock another")
                 })?;
             }
-            let tmp = self.repo_dir(url).join(format!("{commit}.tmp{}", std::process::id()));
+            let tmp = self
+                .repo_dir(url)
+                .join(format!("{commit}.tmp{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&tmp);
             std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
             let archive = Command::new("git")
@@ -155,11 +190,15 @@ impl Store {
                 .output()
                 .map_err(|e| format!("cannot run git: {e}"))?;
             if !archive.status.success() {
-                return Err(format!("git archive {commit}: {}", String::from_utf8_lossy(&archive.stderr).trim()));
+                return Err(format!(
+                    "git archive {commit}: {}",
+                    String::from_utf8_lossy(&archive.stderr).trim()
+                ));
             }
             unpack(&archive.stdout, &tmp)?;
             let _ = std::fs::remove_dir_all(&dest);
-            std::fs::rename(&tmp, &dest).map_err(|e| format!("cannot place {}: {e}", dest.display()))?;
+            std::fs::rename(&tmp, &dest)
+                .map_err(|e| format!("cannot place {}: {e}", dest.display()))?;
             std::fs::write(&done, commit).map_err(|e| e.to_string())?;
         }
         let got = tree_hash(&dest)?;
@@ -227,7 +266,10 @@ fn unpack(tar: &[u8], dest: &Path) -> Result<(), String> {
     }
     let out = child.wait_with_output().map_err(|e| format!("tar: {e}"))?;
     if !out.status.success() {
-        return Err(format!("tar: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "tar: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     Ok(())
 }

@@ -31,7 +31,8 @@ impl Lockfile {
     pub fn read(project: &Path) -> Result<Lockfile, String> {
         let path = Lockfile::path(project);
         match std::fs::read_to_string(&path) {
-            Ok(text) => Lockfile::parse(&text).map_err(|(line, m)| format!("{}:{line}: {m}", path.display())),
+            Ok(text) => Lockfile::parse(&text)
+                .map_err(|(line, m)| format!("{}:{line}: {m}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lockfile::default()),
             Err(e) => Err(format!("cannot read {}: {e}", path.display())),
         }
@@ -40,27 +41,33 @@ impl Lockfile {
     /// `[[package]]` tables with `name`, `url`, `reference`, `commit`, `tree`, all strings.
     pub fn parse(text: &str) -> Result<Lockfile, (usize, String)> {
         let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            let line = e
-                .span()
-                .map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            let line = e.span().map_or(1, |s| {
+                text[..s.start.min(text.len())].matches('\n').count() + 1
+            });
             (line, e.message().to_string())
         })?;
         let mut out = Lockfile::default();
         for (k, v) in &table {
             if k != "version" && k != "package" {
-                return Err((line_of_key(text, k), format!("unknown key `{k}` in kora.lock")));
+                return Err((
+                    line_of_key(text, k),
+                    format!("unknown key `{k}` in kora.lock"),
+                ));
             }
             let _ = v;
         }
         let Some(list) = table.get("package") else {
             return Ok(out);
         };
-        let list = list
-            .as_array()
-            .ok_or((line_of_key(text, "package"), "`package` must be `[[package]]` tables".to_string()))?;
+        let list = list.as_array().ok_or((
+            line_of_key(text, "package"),
+            "`package` must be `[[package]]` tables".to_string(),
+        ))?;
         for (i, p) in list.iter().enumerate() {
             let line = nth_table_line(text, i);
-            let t = p.as_table().ok_or((line, "a `[[package]]` entry must be a table".to_string()))?;
+            let t = p
+                .as_table()
+                .ok_or((line, "a `[[package]]` entry must be a table".to_string()))?;
             let get = |k: &str| -> Result<String, (usize, String)> {
                 t.get(k)
                     .and_then(|v| v.as_str())

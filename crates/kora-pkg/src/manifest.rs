@@ -42,8 +42,14 @@ pub struct Dependency {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
     /// `path = "../x"`: as written, and resolved against the manifest's folder.
-    Path { written: String, dir: PathBuf },
-    Git { url: String, reference: GitRef },
+    Path {
+        written: String,
+        dir: PathBuf,
+    },
+    Git {
+        url: String,
+        reference: GitRef,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,8 +96,20 @@ pub struct ManifestError {
 impl fmt::Display for ManifestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
-            Some(l) => write!(f, "{}:{l}: `{}`: {}", self.path.display(), self.key, self.message),
-            None => write!(f, "{}: `{}`: {}", self.path.display(), self.key, self.message),
+            Some(l) => write!(
+                f,
+                "{}:{l}: `{}`: {}",
+                self.path.display(),
+                self.key,
+                self.message
+            ),
+            None => write!(
+                f,
+                "{}: `{}`: {}",
+                self.path.display(),
+                self.key,
+                self.message
+            ),
         }
     }
 }
@@ -162,7 +180,11 @@ impl Manifest {
                 }
             }
             let name = get("name")?.ok_or_else(|| {
-                err(line, "package.name", "a package needs a name: `name = \"mylib\"`".into())
+                err(
+                    line,
+                    "package.name",
+                    "a package needs a name: `name = \"mylib\"`".into(),
+                )
             })?;
             if !is_name(&name) {
                 return Err(err(
@@ -189,8 +211,9 @@ impl Manifest {
             for (name, v) in t {
                 let line = line_of(text, name, Some("dependencies"))
                     .or_else(|| line_of(text, &format!("dependencies.{name}"), None));
-                let dep = dependency(name, v, &dir)
-                    .map_err(|(key, message)| err(line, &format!("dependencies.{name}{key}"), message))?;
+                let dep = dependency(name, v, &dir).map_err(|(key, message)| {
+                    err(line, &format!("dependencies.{name}{key}"), message)
+                })?;
                 m.deps.insert(name.clone(), Dependency { line, ..dep });
             }
         }
@@ -251,12 +274,18 @@ fn dependency(name: &str, v: &toml::Value, dir: &Path) -> Result<Dependency, Pro
             return Err((String::new(), "give `path` or `git`, not both".into()));
         }
         (None, None) => {
-            return Err((String::new(), "needs `path = \"DIR\"` or `git = \"URL\"`".into()));
+            return Err((
+                String::new(),
+                "needs `path = \"DIR\"` or `git = \"URL\"`".into(),
+            ));
         }
         (Some(p), None) => {
             for k in ["tag", "rev", "branch"] {
                 if t.contains_key(k) {
-                    return Err((format!(".{k}"), "only a `git` dependency has a reference".into()));
+                    return Err((
+                        format!(".{k}"),
+                        "only a `git` dependency has a reference".into(),
+                    ));
                 }
             }
             Source::Path {

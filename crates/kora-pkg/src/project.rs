@@ -17,9 +17,15 @@ impl Project {
     /// The project of the program `entry` (its nearest `kora.toml` holds `kora.lock` and
     /// `kora.sums`); git dependencies are fetched into the store under `KORA_HOME`.
     pub fn for_entry(entry: &Path) -> Project {
-        let dir = entry.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = entry
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let project = dir.ancestors().find(|d| d.join("kora.toml").is_file()).map(Path::to_path_buf);
+        let project = dir
+            .ancestors()
+            .find(|d| d.join("kora.toml").is_file())
+            .map(Path::to_path_buf);
         let mut store = Store::from_env();
         store.project = project;
         Project {
@@ -48,9 +54,7 @@ impl Project {
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         let base_dir = std::fs::canonicalize(&base).unwrap_or(base);
         Some(GrantCheck {
-            packages: std::sync::Arc::new(
-                reached.into_iter().map(|r| (r.id, r.grants)).collect(),
-            ),
+            packages: std::sync::Arc::new(reached.into_iter().map(|r| (r.id, r.grants)).collect()),
             base_dir,
         })
     }
@@ -58,7 +62,10 @@ impl Project {
     /// Dependencies the manifest beside `entry` declares that no `use` reached:
     /// `(manifest path, line, name)`.
     pub fn unused(&self, entry: &Path) -> Vec<(PathBuf, Option<usize>, String)> {
-        let dir = entry.parent().unwrap_or(Path::new("."));
+        let dir = entry
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let Some(Ok(m)) = self.resolver.manifest_for(&dir) else {
             return Vec::new();

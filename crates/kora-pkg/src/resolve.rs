@@ -87,7 +87,12 @@ impl Resolver {
         Some((id.clone(), r.grants.clone()))
     }
 
-    fn find(&self, importer: &Path, name: &str, module: Option<&str>) -> Result<Option<PackageModule>, String> {
+    fn find(
+        &self,
+        importer: &Path,
+        name: &str,
+        module: Option<&str>,
+    ) -> Result<Option<PackageModule>, String> {
         let dir = importer.parent().unwrap_or(Path::new("."));
         let Some(m) = self.manifest_for(dir) else {
             return Ok(None);
@@ -113,9 +118,8 @@ impl Resolver {
                 None => return Err(format!("dependency `{name}` ({at}) is a git dependency; this tool reads path dependencies only")),
             },
         };
-        let pm = Manifest::read(&root.join("kora.toml")).map_err(|e| {
-            format!("dependency `{name}` ({at}) is not a package: {e}")
-        })?;
+        let pm = Manifest::read(&root.join("kora.toml"))
+            .map_err(|e| format!("dependency `{name}` ({at}) is not a package: {e}"))?;
         match &pm.package {
             Some(p) if p.name == name => {}
             Some(p) => {
@@ -192,7 +196,8 @@ impl Resolver {
         let path = std::fs::canonicalize(&file).map_err(|_| {
             format!(
                 "package `{name}` has no {} ({})",
-                file.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
+                file.file_name()
+                    .map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
                 file.display()
             )
         })?;

@@ -19,7 +19,9 @@ impl Sighting {
         format!(
             "{} {} {} {}\n",
             escape(&self.url),
-            self.tag.as_deref().map_or_else(|| "-".to_string(), |t| format!("tag:{}", escape(t))),
+            self.tag
+                .as_deref()
+                .map_or_else(|| "-".to_string(), |t| format!("tag:{}", escape(t))),
             self.commit,
             self.tree
         )
@@ -38,7 +40,12 @@ impl Sighting {
             "-" => None,
             t => Some(unescape(t.strip_prefix("tag:")?)),
         };
-        Some(Sighting { url, tag, commit, tree })
+        Some(Sighting {
+            url,
+            tag,
+            commit,
+            tree,
+        })
     }
 }
 
@@ -49,11 +56,15 @@ pub struct SumLog {
 
 impl SumLog {
     pub fn project(dir: &Path) -> SumLog {
-        SumLog { path: dir.join("kora.sums") }
+        SumLog {
+            path: dir.join("kora.sums"),
+        }
     }
 
     pub fn machine(home: &Path) -> SumLog {
-        SumLog { path: home.join("sums").join("kora.sums") }
+        SumLog {
+            path: home.join("sums").join("kora.sums"),
+        }
     }
 
     fn read(&self) -> Vec<Sighting> {
@@ -113,11 +124,15 @@ impl SumLog {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('%', "%25").replace(' ', "%20").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace(' ', "%20")
+        .replace('\n', "%0A")
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("%0A", "\n").replace("%20", " ").replace("%25", "%")
+    s.replace("%0A", "\n")
+        .replace("%20", " ")
+        .replace("%25", "%")
 }
 
 #[cfg(test)]

@@ -41,7 +41,11 @@ impl GrantCheck {
             "package `{id}` may not `{}` {}: it lacks the grant `{wanted}` (it holds {}); \
              grant it in the importing `kora.toml`: `{id} = {{ ..., grants = {{ {wanted} }} }}`",
             e.call,
-            if e.target.is_empty() { String::new() } else { format!("`{}`", e.target) },
+            if e.target.is_empty() {
+                String::new()
+            } else {
+                format!("`{}`", e.target)
+            },
             grants.describe()
         ))
     }
@@ -80,7 +84,10 @@ mod tests {
 
     #[test]
     fn hosts_are_read_from_urls() {
-        assert_eq!(host_of("https://API.example.com:8443/x?q"), "api.example.com");
+        assert_eq!(
+            host_of("https://API.example.com:8443/x?q"),
+            "api.example.com"
+        );
         assert_eq!(host_of("http://u:p@h.test/"), "h.test");
         assert_eq!(host_of("http://[::1]:80/"), "::1");
     }

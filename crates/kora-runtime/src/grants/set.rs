@@ -117,7 +117,10 @@ mod tests {
         assert!(gs.covers("fs", "/p/data/x.txt"));
         assert!(!gs.covers("fs", "/p/database"));
         assert!(!gs.covers("fs", "/p/secret.txt"));
-        assert_eq!(absolute(Path::new("/p"), "./data/../../etc"), PathBuf::from("/etc"));
+        assert_eq!(
+            absolute(Path::new("/p"), "./data/../../etc"),
+            PathBuf::from("/etc")
+        );
     }
 
     #[test]

@@ -36,10 +36,7 @@ impl Project {
     /// A problem in the project's own `kora.toml` `[package]`/`[dependencies]`, if any.
     pub fn manifest_error(&self) -> Option<crate::ManifestError> {
         let dir = self.resolver.git.as_ref()?.project.clone()?;
-        match self.resolver.manifest_for(&dir)? {
-            Err(e) => Some(e),
-            Ok(_) => None,
-        }
+        self.resolver.manifest_for(&dir)?.err()
     }
 
     /// The observer confining every package the check reached; `entry` is the program's file.

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use kora_check::{check_program_with, hir, Disk};
+use kora_check::{check_program_with, hir};
 use kora_runtime::agents::analyze::Models;
 use kora_runtime::agents::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
@@ -141,7 +141,8 @@ fn run_file(
         entry_as_module: true,
         ..kora_check::Options::default()
     };
-    let checked = match check_program_with(file, &Disk, options) {
+    let project = kora_pkg::Project::for_entry(file);
+    let checked = match check_program_with(file, &project, options) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: cannot read `{}`: {}", e.path.display(), e.error);

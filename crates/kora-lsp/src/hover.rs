@@ -107,11 +107,7 @@ fn syntax_hover(a: &Analysis, entry: &FileAnalysis, offset: usize) -> Option<(St
             std_member(&module, &m.name)?
         }
         _ => {
-            let (_, ty) = entry
-                .exprs
-                .iter()
-                .filter(|(s, _)| *s == m.receiver)
-                .last()?;
+            let (_, ty) = entry.exprs.iter().rev().find(|(s, _)| *s == m.receiver)?;
             method(ty, &m.name)?
         }
     };

@@ -252,10 +252,13 @@ pub fn tokens(a: &Analysis) -> Vec<SemanticToken> {
     out
 }
 
+/// Per document: the result id of the last answer, and its tokens.
+type SentByUri = HashMap<Uri, (String, Vec<SemanticToken>)>;
+
 /// The last tokens sent for each document, so the next request may be answered with a delta.
 #[derive(Default)]
 pub struct Sent {
-    inner: Mutex<(u64, HashMap<Uri, (String, Vec<SemanticToken>)>)>,
+    inner: Mutex<(u64, SentByUri)>,
 }
 
 impl Sent {

@@ -160,3 +160,10 @@ fn snapshot(inner: &Inner) -> HashMap<PathBuf, String> {
         .map(|(p, d)| (p.clone(), d.text.clone()))
         .collect()
 }
+
+impl Documents {
+    /// The paths of every open document.
+    pub fn open_paths(&self) -> Vec<PathBuf> {
+        self.lock().docs.keys().cloned().collect()
+    }
+}

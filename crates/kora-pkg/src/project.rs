@@ -77,7 +77,7 @@ impl Project {
 
 impl Sources for Project {
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        kora_check::loader::read_source(path)
     }
     fn packages(&self) -> Option<&dyn Packages> {
         Some(&self.resolver)

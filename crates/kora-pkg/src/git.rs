@@ -97,20 +97,7 @@ impl Store {
     /// What `reference` names on the remote now: a full commit id.
     pub fn resolve_ref(&self, url: &str, reference: &GitRef) -> Result<String, String> {
         let bare = self.bare(url)?;
-        git(
-            &bare,
-            &[
-                "fetch",
-                "--quiet",
-                "--force",
-                "--no-tags",
-                "--",
-                url,
-                "+refs/heads/*:refs/kora/heads/*",
-                "+refs/tags/*:refs/kora/tags/*",
-            ],
-        )
-        .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+        fetch_all(&bare, url)?;
         let local = match reference {
             GitRef::Tag(t) => format!("refs/kora/tags/{t}^{{commit}}"),
             GitRef::Branch(b) => format!("refs/kora/heads/{b}^{{commit}}"),
@@ -160,20 +147,7 @@ impl Store {
             let bare = self.bare(url)?;
             let have = git(&bare, &["cat-file", "-e", &format!("{commit}^{{commit}}")]).is_ok();
             if !have {
-                git(
-                    &bare,
-                    &[
-                        "fetch",
-                        "--quiet",
-                        "--force",
-                        "--no-tags",
-                        "--",
-                        url,
-                        "+refs/heads/*:refs/kora/heads/*",
-                        "+refs/tags/*:refs/kora/tags/*",
-                    ],
-                )
-                .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+                fetch_all(&bare, url)?;
                 git(&bare, &["cat-file", "-e", &format!("{commit}^{{commit}}")]).map_err(|_| {
                     format!("{url} no longer has the locked commit {commit} of `{name}`; restore it, or `kora update {name}` to lock another")
                 })?;
@@ -288,4 +262,24 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     } else {
         Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
     }
+}
+
+/// Fetches every branch and tag of `url` into `bare` under `refs/kora/`, moved refs included:
+/// what a reference names now is read from there, never from the remote's own names.
+fn fetch_all(bare: &Path, url: &str) -> Result<(), String> {
+    git(
+        bare,
+        &[
+            "fetch",
+            "--quiet",
+            "--force",
+            "--no-tags",
+            "--",
+            url,
+            "+refs/heads/*:refs/kora/heads/*",
+            "+refs/tags/*:refs/kora/tags/*",
+        ],
+    )
+    .map(|_| ())
+    .map_err(|e| format!("cannot fetch {url}: {e}"))
 }

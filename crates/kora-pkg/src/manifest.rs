@@ -383,29 +383,4 @@ fn grants(v: &toml::Value, dir: &Path) -> Result<(Grants, Vec<String>), Problem>
     Ok((out, written))
 }
 
-/// The line of `key` inside `[table]` (or of the table `[key]` itself when `table` is `None`).
-pub fn line_of(text: &str, key: &str, table: Option<&str>) -> Option<usize> {
-    let mut in_table = table.is_none();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim_start();
-        if let Some(name) = t.strip_prefix('[') {
-            let name = name.trim_end().trim_end_matches(']').trim();
-            if table.is_none() && name == key {
-                return Some(i + 1);
-            }
-            in_table = table == Some(name);
-            continue;
-        }
-        if in_table {
-            let rest = t
-                .strip_prefix(key)
-                .or_else(|| t.strip_prefix(&format!("\"{key}\"")));
-            if let Some(rest) = rest {
-                if rest.trim_start().starts_with('=') {
-                    return Some(i + 1);
-                }
-            }
-        }
-    }
-    None
-}
+pub use kora_runtime::config::line_of;

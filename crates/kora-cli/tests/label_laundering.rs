@@ -95,6 +95,7 @@ const CASES: &[(&str, &str)] = &[
     ("shape_pop_position", "xs = [\"a\", \"b\", \"c\", \"d\"]\nxs.pop(len(secret) % 4)\nv = xs[1]"),
     ("shape_remove", "xs = [\"z\", \"a\"]\nxs.remove(secret[0])\nv = xs[0]"),
     ("shape_alias_then_append", "xs: list[str] = []\nys = xs\nxs.extend(list(secret)[17:])\nys.append(\"r\")\nv = ys[0] == \"r\""),
+    ("shape_dict_pop_get", "d: dict[str, int] = {\"z\": 1}\nd.pop(secret[0], 0)\nv = d.get(\"z\")"),
     ("shape_copy_after", "xs: list[str] = []\nxs.extend(list(secret)[17:])\nv = len(list(xs) + [])"),
     // Copies: a container made from one seen through a label is seen through it, even empty.
     ("copy_tuple_empty", "v = len(tuple(list(secret)[17:]))"),

@@ -470,7 +470,10 @@ impl Interp<'_> {
                     items.push(v);
                     return Ok(Value::None);
                 }
-                (Value::Dict(d), [k, rest @ ..]) if name == sym::GET && rest.len() <= 1 => {
+                // Not once a container has a shape label: the dict may be one, read as a view.
+                (Value::Dict(d), [k, rest @ ..])
+                    if name == sym::GET && rest.len() <= 1 && crate::labels::shape::none() =>
+                {
                     let key = self.eval(k)?;
                     let default = match rest.first() {
                         Some(x) => Some(self.eval(x)?),

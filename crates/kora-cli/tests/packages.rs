@@ -798,15 +798,26 @@ fn install_fetches_exactly_the_locked_commits() {
     let root = temp_dir("kora-pkg", "install");
     let repo = root.join("weather");
     let v1 = weather_repo(&repo, "sunny");
+    // A second repository: the two are fetched side by side.
+    let clouds = root.join("clouds");
+    package(&clouds, "clouds", "", &[("lib.ko", "KIND = \"cirrus\"\n")]);
+    git(&clouds, &["init", "-q"]);
+    git(&clouds, &["add", "-A"]);
+    git(&clouds, &["commit", "-q", "-m", "c"]);
     let app = root.join("app");
     write(
         &app.join("main.ko"),
-        "use weather\n\nprint(weather.today())\n",
+        "use weather\nuse clouds\n\nprint(weather.today(), clouds.KIND)\n",
     );
     ok(&kora(
         &app,
         &root,
         &["add", "weather", "--git", &url(&repo), "--tag", "v1"],
+    ));
+    ok(&kora(
+        &app,
+        &root,
+        &["add", "clouds", "--git", &url(&clouds), "--branch", "main"],
     ));
     ok(&kora(&app, &root, &["check", "main.ko"]));
     std::fs::remove_dir_all(root.join("kora/cache")).expect("cache removed");
@@ -820,11 +831,16 @@ fn install_fetches_exactly_the_locked_commits() {
     git(&repo, &["tag", "keep", &v1]);
     let r = kora(&app, &root, &["install"]);
     ok(&r);
-    assert!(r.stdout.contains(&v1[..12]), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(&v1[..12]) && r.stdout.contains("clouds "),
+        "{}",
+        r.stdout
+    );
     std::fs::remove_dir_all(&repo).expect("origin removed");
+    std::fs::remove_dir_all(&clouds).expect("origin removed");
     let r = kora(&app, &root, &["run", "main.ko"]);
     ok(&r);
-    assert_eq!(r.stdout, "sunny\n");
+    assert_eq!(r.stdout, "sunny cirrus\n");
     let r = kora(&root, &root, &["install"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("no kora.toml"), "{}", r.stderr);

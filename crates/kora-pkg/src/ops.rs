@@ -20,15 +20,33 @@ pub fn project_dir(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Every locked tree, fetched at once: one thread per repository (each has its own folder in
+/// the cache), in the lock's order; the first failure is the answer.
+fn fetch_all_locked(store: &Store, entries: &[Locked]) -> Result<Vec<PathBuf>, String> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = entries
+            .iter()
+            .map(|l| s.spawn(move || store.fetch_locked(l)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a fetch thread panicked".to_string()))
+            })
+            .collect()
+    })
+}
+
 /// `kora install`: every locked commit fetched and checked; one line per package.
 pub fn install(store: &Store, project: &Path) -> Result<Vec<String>, String> {
     let lock = Lockfile::read(project)?;
-    let mut out = Vec::new();
-    for l in &lock.entries {
-        store.fetch_locked(l)?;
-        out.push(format!("{} {} ({})", l.name, short(&l.commit), l.reference));
-    }
-    Ok(out)
+    fetch_all_locked(store, &lock.entries)?;
+    Ok(lock
+        .entries
+        .iter()
+        .map(|l| format!("{} {} ({})", l.name, short(&l.commit), l.reference))
+        .collect())
 }
 
 /// `kora vendor`: every locked tree copied to `vendor/NAME` and checked against the lock.
@@ -45,8 +63,8 @@ pub fn vendor(store: &Store, project: &Path) -> Result<Vec<String>, String> {
     }
     let vendor = project.join("vendor");
     let mut out = Vec::new();
-    for l in &lock.entries {
-        let src = store.fetch_locked(l)?;
+    let trees = fetch_all_locked(store, &lock.entries)?;
+    for (l, src) in lock.entries.iter().zip(trees) {
         let dest = vendor.join(&l.name);
         if dest.exists() {
             std::fs::remove_dir_all(&dest)

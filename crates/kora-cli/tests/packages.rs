@@ -881,3 +881,47 @@ fn audit_deps_lists_each_package_its_grants_and_declassify_sites() {
     assert_eq!(rows[1]["package"], "snoop");
     assert!(rows[1]["declassify"].as_array().expect("list").is_empty());
 }
+
+#[test]
+fn records_are_namespaced_per_package() {
+    let root = temp_dir("kora-pkg", "records");
+    package(
+        &root.join("a"),
+        "a",
+        "",
+        &[(
+            "lib.ko",
+            "type Config:\n    name: str\n\n\ndef make() -> Config:\n    return Config(name=\"a\")\n\n\ndef show(c: Config) -> str:\n    return \"a:\" + c.name\n",
+        )],
+    );
+    package(
+        &root.join("b"),
+        "b",
+        "",
+        &[(
+            "lib.ko",
+            "type Config:\n    size: int\n\n\ndef make() -> Config:\n    return Config(size=2)\n",
+        )],
+    );
+    let app = root.join("app");
+    write(
+        &app.join("kora.toml"),
+        "[dependencies]\na = { path = \"../a\" }\nb = { path = \"../b\" }\n",
+    );
+    write(
+        &app.join("main.ko"),
+        "use a\nuse b\n\n\ntype Config:\n    flag: bool\n\n\nx = a.Config(name=\"direct\")\nprint(a.show(x), b.make().size, Config(flag=True).flag, a.make().name)\n",
+    );
+    ok(&kora(&app, &root, &["check", "main.ko"]));
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "a:direct 2 True a\n");
+    // `a.Config` is package a's record, with a's fields, not b's or the program's.
+    write(
+        &app.join("main.ko"),
+        "use a\nuse b\n\nx = a.Config(size=1)\n",
+    );
+    let r = kora(&app, &root, &["check", "main.ko"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("size"), "{}", r.stderr);
+}

@@ -198,8 +198,8 @@ impl Lowerer<'_> {
                 if let Some(t) = TypeTest::from_name(n) {
                     return Some(vec![Tested::Builtin(t)]);
                 }
-                if let Some(id) = self.ctx.type_ix.get(n) {
-                    return Some(vec![Tested::Record(*id, n.clone())]);
+                if let Some(id) = self.ctx.type_of(self.m, n) {
+                    return Some(vec![Tested::Record(id, n.clone())]);
                 }
                 None
             }

@@ -136,6 +136,7 @@ pub fn check_program_with(
         type_ix: FxHashMap::default(),
         aliases: FxHashMap::default(),
         mods: Vec::new(),
+        mod_pkgs: Vec::new(),
         externals: Default::default(),
     };
     let mut diags: Vec<Vec<Diagnostic>> =
@@ -162,6 +163,11 @@ pub fn check_program_with(
         .map(|(i, f)| (i, f.ast.stmts.as_slice()))
         .collect();
     let displays: Vec<String> = loaded.files.iter().map(|f| f.display.clone()).collect();
+    ctx.mod_pkgs = loaded
+        .files
+        .iter()
+        .map(|f| f.package.as_ref().map(|(id, _)| id.clone()))
+        .collect();
     collect_types(&parts, &displays, &mut ctx, &mut diags);
     let any_eval = loaded.files.iter().any(|f| lower_eval::uses_eval(&f.ast));
     lower_eval::register_judgement(&mut ctx, any_eval, hir::ModId(loaded.entry as u32));
@@ -392,7 +398,8 @@ pub(crate) fn collect_types(
         for s in stmts {
             match &s.kind {
                 StmtKind::Record(r) => {
-                    if let Some(&prev) = ctx.type_ix.get(&r.name.name) {
+                    let key = ctx.type_key(hir::ModId(i as u32), &r.name.name);
+                    if let Some(&prev) = ctx.type_ix.get(&key) {
                         let p = &ctx.types[prev.0 as usize];
                         diags[i].push(
                             Diagnostic::error(
@@ -412,7 +419,7 @@ pub(crate) fn collect_types(
                         continue;
                     }
                     let id = hir::TypeId(ctx.types.len() as u32);
-                    ctx.type_ix.insert(r.name.name.clone(), id);
+                    ctx.type_ix.insert(key, id);
                     ctx.types.push(hir::RecordType {
                         id,
                         name: r.name.name.clone(),
@@ -439,23 +446,23 @@ pub(crate) fn collect_types(
         for s in stmts {
             if let StmtKind::TypeAlias { name, ty } = &s.kind {
                 let mut d = Vec::new();
-                let t = ctx.type_scope().lower(ty, &mut d);
+                let t = ctx.type_scope(hir::ModId(i as u32)).lower(ty, &mut d);
                 diags[i].extend(d);
                 ctx.aliases.insert(name.name.clone(), t);
             } else if let Some((name, ty)) = python_aliases::alias_of(s) {
                 let mut d = Vec::new();
-                let t = ctx.type_scope().lower(&ty, &mut d);
+                let t = ctx.type_scope(hir::ModId(i as u32)).lower(&ty, &mut d);
                 diags[i].extend(d);
                 ctx.aliases.insert(name.to_string(), t);
             }
         }
     }
     for (i, r) in decls {
-        let id = ctx.type_ix[&r.name.name];
+        let id = ctx.type_ix[&ctx.type_key(hir::ModId(i as u32), &r.name.name)];
         let mut fields = Vec::new();
         for f in &r.fields {
             let mut d = Vec::new();
-            let ty = ctx.type_scope().lower(&f.ty, &mut d);
+            let ty = ctx.type_scope(hir::ModId(i as u32)).lower(&f.ty, &mut d);
             diags[i].extend(d);
             fields.push(hir::FieldDef {
                 name: ctx.names.intern(&f.name.name),
@@ -515,7 +522,7 @@ pub(crate) fn collect_sigs(parts: &[SigPart<'_>], ctx: &mut Ctx) {
                 .map(|p| {
                     let ty =
                         p.ty.as_ref()
-                            .map(|t| ctx.type_scope().lower(t, &mut sink))
+                            .map(|t| ctx.type_scope(hir::ModId(i as u32)).lower(t, &mut sink))
                             .unwrap_or(Ty::Any);
                     (p.name.name.clone(), ty, p.default.is_some())
                 })
@@ -523,7 +530,7 @@ pub(crate) fn collect_sigs(parts: &[SigPart<'_>], ctx: &mut Ctx) {
             let ret = d
                 .ret
                 .as_ref()
-                .map(|t| ctx.type_scope().lower(t, &mut sink))
+                .map(|t| ctx.type_scope(hir::ModId(i as u32)).lower(t, &mut sink))
                 .unwrap_or(Ty::Any);
             let star = d.params.iter().any(|p| p.star);
             let info = &mut ctx.mods[i];

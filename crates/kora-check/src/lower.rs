@@ -38,6 +38,9 @@ pub struct Ctx {
     pub type_ix: FxHashMap<String, hir::TypeId>,
     pub aliases: FxHashMap<String, Ty>,
     pub mods: Vec<ModInfo>,
+    /// Each module's package id (`None`: the program's own files): a package's record types
+    /// are keyed `ID::Name` in `type_ix`, so two packages may each declare `Config`.
+    pub mod_pkgs: Vec<Option<String>>,
     /// The external modules used anywhere (`use mcp` / `use python`), and what is known of them.
     pub(crate) externals: crate::lower_external::Externals,
 }
@@ -70,11 +73,35 @@ impl Ctx {
         i
     }
 
-    pub fn type_scope(&self) -> TypeScope<'_> {
+    pub fn type_scope(&self, m: ModId) -> TypeScope<'_> {
         TypeScope {
             records: &self.type_ix,
             aliases: &self.aliases,
+            package: self.package_of(m),
         }
+    }
+
+    fn package_of(&self, m: ModId) -> Option<&str> {
+        self.mod_pkgs.get(m.0 as usize)?.as_deref()
+    }
+
+    /// The `type_ix` key of record `name` declared in module `m`.
+    pub fn type_key(&self, m: ModId, name: &str) -> String {
+        match self.package_of(m) {
+            Some(p) => format!("{p}::{name}"),
+            None => name.to_string(),
+        }
+    }
+
+    /// The record `name` written in module `m`: its package's own first, then the program-wide
+    /// ones (the standard library's, the evaluation judgement).
+    pub fn type_of(&self, m: ModId, name: &str) -> Option<hir::TypeId> {
+        if self.package_of(m).is_some() {
+            if let Some(&t) = self.type_ix.get(&self.type_key(m, name)) {
+                return Some(t);
+            }
+        }
+        self.type_ix.get(name).copied()
     }
 }
 
@@ -212,7 +239,7 @@ impl<'a> Lowerer<'a> {
 
     pub fn lower_type(&mut self, t: &ast::TypeExpr) -> Ty {
         let mut d = Vec::new();
-        let ty = self.ctx.type_scope().lower(t, &mut d);
+        let ty = self.ctx.type_scope(self.m).lower(t, &mut d);
         self.diags.extend(d);
         ty
     }

@@ -322,7 +322,7 @@ impl Lowerer<'_> {
                 .unwrap_or(ty);
             return (ex(H::Global(g), span), ty);
         }
-        if let Some(&t) = self.ctx.type_ix.get(name) {
+        if let Some(t) = self.ctx.type_of(self.m, name) {
             return (ex(H::Type(t), span), Ty::Func);
         }
         if let Some(b) = builtin_id(name) {
@@ -344,7 +344,13 @@ impl Lowerer<'_> {
         }
         candidates.extend(f.slots.keys().map(String::as_str));
         candidates.extend(self.info().globals.iter().map(String::as_str));
-        candidates.extend(self.ctx.type_ix.keys().map(String::as_str));
+        candidates.extend(
+            self.ctx
+                .type_ix
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !k.contains("::")),
+        );
         candidates.extend(hir::BUILTINS.iter().copied());
         let mut d = Diagnostic::error(
             codes::UNDEFINED_NAME,
@@ -418,7 +424,8 @@ impl Lowerer<'_> {
                 info.global_tys[g as usize].clone(),
             ));
         }
-        let t = self.ctx.type_ix.get(&name.name)?;
+        // Exactly that module's record: `a.Config` is package a's, never the program's.
+        let t = self.ctx.type_ix.get(&self.ctx.type_key(m, &name.name))?;
         Some((ex(H::Type(*t), span), Ty::Func))
     }
 

@@ -253,8 +253,14 @@ impl Lowerer<'_> {
             let inner = args.first().map(|a| Box::new(self.pattern(a, &payload_ty)));
             return hir::Pattern::Outcome(tag, inner);
         }
-        let Some(&tid) = self.ctx.type_ix.get(&name.name) else {
-            let known: Vec<String> = self.ctx.type_ix.keys().cloned().collect();
+        let Some(tid) = self.ctx.type_of(self.m, &name.name) else {
+            let known: Vec<String> = self
+                .ctx
+                .type_ix
+                .keys()
+                .filter(|k| !k.contains("::"))
+                .cloned()
+                .collect();
             let mut d = Diagnostic::error(
                 codes::BAD_PATTERN,
                 format!("`{}` is not a record type or outcome", name.name),

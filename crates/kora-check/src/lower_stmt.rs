@@ -304,7 +304,7 @@ impl Lowerer<'_> {
     }
 
     pub(crate) fn record_defaults(&mut self, r: &ast::RecordDecl) {
-        let Some(&tid) = self.ctx.type_ix.get(&r.name.name) else {
+        let Some(tid) = self.ctx.type_of(self.m, &r.name.name) else {
             return;
         };
         if self.ctx.types[tid.0 as usize].module != self.m {

@@ -134,6 +134,7 @@ impl Session {
             type_ix: FxHashMap::default(),
             aliases: FxHashMap::default(),
             mods: Vec::new(),
+            mod_pkgs: Vec::new(),
             externals: Default::default(),
         };
         lower_std::register_std_records(&mut ctx, ModId(0));

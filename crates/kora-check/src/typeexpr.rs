@@ -14,6 +14,8 @@ use crate::types::Ty;
 pub struct TypeScope<'a> {
     pub records: &'a FxHashMap<String, TypeId>,
     pub aliases: &'a FxHashMap<String, Ty>,
+    /// The package of the file being lowered: its own records are keyed `ID::Name`.
+    pub package: Option<&'a str>,
 }
 
 const BUILTIN_TYPES: &[&str] = &[
@@ -106,7 +108,10 @@ impl TypeScope<'_> {
                     "any" | "Any" | "object" => Ty::Any,
                     "function" | "Callable" => Ty::Func,
                     other => {
-                        if let Some(id) = self.records.get(other) {
+                        let own = self
+                            .package
+                            .and_then(|p| self.records.get(&format!("{p}::{other}")));
+                        if let Some(id) = own.or_else(|| self.records.get(other)) {
                             Ty::Record(*id, other.to_string())
                         } else if let Some(t) = self.aliases.get(other) {
                             t.clone()
@@ -123,7 +128,12 @@ impl TypeScope<'_> {
                             let known = BUILTIN_TYPES
                                 .iter()
                                 .copied()
-                                .chain(self.records.keys().map(String::as_str))
+                                .chain(
+                                    self.records
+                                        .keys()
+                                        .map(String::as_str)
+                                        .filter(|k| !k.contains("::")),
+                                )
                                 .chain(self.aliases.keys().map(String::as_str));
                             let mut d = Diagnostic::error(
                                 codes::UNKNOWN_TYPE,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use kora_check::audit::{self, Audit, Problem};
 use kora_syntax::diagnostic::{render, SourceFile};
 
-pub fn audit(path: Option<PathBuf>, json: bool) -> u8 {
+pub fn audit(path: Option<PathBuf>, json: bool, deps: bool) -> u8 {
     let root = path.unwrap_or_else(|| PathBuf::from("."));
     let mut entries = Vec::new();
     if root.is_dir() {
@@ -27,7 +27,9 @@ pub fn audit(path: Option<PathBuf>, json: bool) -> u8 {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let written = if json {
+    let written = if deps {
+        crate::audit_deps::write(&mut out, &found, project.resolver.reached(), json)
+    } else if json {
         writeln!(out, "{}", as_json(&found))
     } else {
         write_lines(&mut out, &found)
@@ -162,7 +164,9 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if p.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+            // `vendor/` beside a kora.toml holds locked packages, not the project's programs.
+            let vendored = name == "vendor" && dir.join("kora.toml").is_file();
+            if !name.starts_with('.') && name != "target" && name != "node_modules" && !vendored {
                 collect(&p, files);
             }
         } else if audit::is_source(&p) {

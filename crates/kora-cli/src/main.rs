@@ -6,6 +6,7 @@
 
 mod allocator;
 mod audit_cmd;
+mod audit_deps;
 mod check;
 mod diagnostics;
 mod durable_cmd;
@@ -14,6 +15,7 @@ mod fmt_cmd;
 mod mcp_cmd;
 mod notes;
 mod observe;
+mod pkg_cmd;
 mod repl;
 mod run;
 mod test_cmd;
@@ -172,6 +174,66 @@ enum Command {
         /// Print a JSON array of {file, line, col, sink, expr} instead of lines
         #[arg(long)]
         json: bool,
+        /// List each package the program reaches: who granted it what, and its declassify sites
+        #[arg(long)]
+        deps: bool,
+    },
+    /// Add a dependency to kora.toml (or replace the one of that name), keeping the rest of the file
+    #[command(group = clap::ArgGroup::new("source").required(true).args(["path", "git"]))]
+    Add {
+        /// The package's name: what `use` spells
+        name: String,
+        /// A package folder, relative to kora.toml
+        #[arg(long, value_name = "DIR")]
+        path: Option<String>,
+        /// A git repository's URL
+        #[arg(long, value_name = "URL")]
+        git: Option<String>,
+        /// With --git: this tag
+        #[arg(long, requires = "git", conflicts_with_all = ["rev", "branch"])]
+        tag: Option<String>,
+        /// With --git: this commit
+        #[arg(long, requires = "git", conflicts_with = "branch")]
+        rev: Option<String>,
+        /// With --git: this branch
+        #[arg(long, requires = "git")]
+        branch: Option<String>,
+        /// What the package may do, once per item: `fs=./data`, `net=api.example.com`, `mcp=github`, `sql`, `env`, `python`, `helper`
+        #[arg(long, value_name = "GRANT")]
+        grant: Vec<String>,
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Remove a dependency from kora.toml (and its kora.lock entry)
+    Remove {
+        name: String,
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Resolve git dependencies' tags and branches again and move kora.lock on; a version that asks for more is refused until --accept
+    Update {
+        /// Only this dependency (default: every git dependency)
+        name: Option<String>,
+        /// Take new versions even when they ask for more grants or declassify in more places
+        #[arg(long)]
+        accept: bool,
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Copy every locked package into vendor/; builds then read them from there, offline
+    Vendor {
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Fetch exactly the commits kora.lock names into the cache, checking each
+    Install {
+        /// The project folder (the one holding `kora.toml`); found from the current folder by default
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
     /// Show a run's notes (`notes.write`); with no run id, list the runs that have notes
     Notes {
@@ -352,7 +414,30 @@ fn main() -> ExitCode {
         Command::Fmt { paths, check, diff } => {
             fmt_cmd::fmt(fmt_cmd::FmtOpts { paths, check, diff })
         }
-        Command::Audit { path, json } => audit_cmd::audit(path, json),
+        Command::Audit { path, json, deps } => audit_cmd::audit(path, json, deps),
+        Command::Add {
+            name,
+            path,
+            git,
+            tag,
+            rev,
+            branch,
+            grant,
+            dir,
+        } => pkg_cmd::add(pkg_cmd::AddOpts {
+            name,
+            path,
+            git,
+            tag,
+            rev,
+            branch,
+            grants: grant,
+            dir,
+        }),
+        Command::Remove { name, dir } => pkg_cmd::remove(&name, dir),
+        Command::Update { name, accept, dir } => pkg_cmd::update(name.as_deref(), accept, dir),
+        Command::Vendor { dir } => pkg_cmd::vendor(dir),
+        Command::Install { dir } => pkg_cmd::install(dir),
         Command::Notes { run_id, key, dir } => notes::notes(run_id, key, dir),
         Command::Runs { dir } => durable_cmd::runs(dir),
         Command::Answer { run_id, text, dir } => durable_cmd::answer(&run_id, &text, dir),

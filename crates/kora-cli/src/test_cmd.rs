@@ -174,6 +174,7 @@ fn run_file(
         tally.compile_errors += 1;
         return;
     };
+    let grants = project.grant_check(file);
     let tests = program.module(program.entry).tests.clone();
     let lines = kora_syntax::LineIndex::new(&program.module(program.entry).source);
     if tests.is_empty() {
@@ -237,6 +238,7 @@ fn run_file(
             mode,
             model: opts.model.as_deref(),
             externals: externals.clone(),
+            grants: grants.clone(),
         };
         let result = run_one(&run, &body, session, span);
         if let (Some(s), Some(id)) = (session.as_mut(), span) {
@@ -283,6 +285,8 @@ struct TestRun<'a> {
     mode: Mode,
     model: Option<&'a str>,
     externals: Option<std::sync::Arc<kora_runtime::external::Registry>>,
+    /// The packages the file reached, confined as `kora run` confines them.
+    grants: Option<kora_runtime::grants::GrantCheck>,
 }
 
 /// Runs one test; `Err` holds what to show: the error with its trace, then the captured output.
@@ -299,6 +303,7 @@ fn run_one(
         mode,
         model,
         ref externals,
+        ref grants,
     } = *run;
     let cassette = Cassette::open(&Cassette::path_for(file))?;
     let mut captured: Vec<u8> = Vec::new();
@@ -311,6 +316,13 @@ fn run_one(
     });
     if let Some(r) = externals {
         interp.set_externals(r.clone());
+    }
+    if let Some(g) = grants {
+        interp.set_run(kora_runtime::stdlib::RunSettings {
+            observers: vec![Box::new(g.clone())],
+            branches: vec![std::sync::Arc::new(g.clone())],
+            ..kora_runtime::stdlib::RunSettings::default()
+        });
     }
     if let Some(s) = session.as_mut() {
         interp.attach_tracer(Box::new(&mut s.rec), span);
@@ -392,7 +404,9 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if p.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+            // `vendor/` beside a kora.toml holds locked packages, not the project's programs.
+            let vendored = name == "vendor" && dir.join("kora.toml").is_file();
+            if !name.starts_with('.') && name != "target" && name != "node_modules" && !vendored {
                 collect(&p, files);
             }
         } else if p.extension().is_some_and(|x| x == "ko") {

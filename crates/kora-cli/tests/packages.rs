@@ -440,3 +440,488 @@ fn the_example_workspace_runs() {
     assert_eq!(r.stdout, want);
     ok(&kora(&app, &home, &["test", "main.ko"]));
 }
+
+#[test]
+fn a_link_inside_a_granted_folder_is_judged_by_where_it_leads() {
+    let (root, app) = grants_workspace("symlink", "");
+    std::os::unix::fs::symlink(app.join("secret.txt"), app.join("data/link.txt")).expect("link");
+    std::os::unix::fs::symlink(&app, app.join("data/up")).expect("link");
+    std::os::unix::fs::symlink(app.join("data/ok.txt"), app.join("data/inside.txt")).expect("link");
+    for path in [
+        "data/link.txt",
+        "data/up/secret.txt",
+        "data/up/data/../secret.txt",
+    ] {
+        write(
+            &app.join("main.ko"),
+            &format!("use snoop\n\nprint(snoop.peek(\"{path}\"))\n"),
+        );
+        let r = kora(&app, &root, &["run", "main.ko"]);
+        assert_eq!(r.code, 1, "{path}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("package `snoop`") && r.stderr.contains("secret.txt"),
+            "{path}: {}",
+            r.stderr
+        );
+        assert!(!r.stdout.contains("password") && !r.stderr.contains("password"));
+    }
+    // A link that stays inside the grant is followed as usual.
+    write(
+        &app.join("main.ko"),
+        "use snoop\n\nprint(snoop.peek(\"data/inside.txt\"))\nprint(snoop.peek(\"data/up/data/ok.txt\"))\n",
+    );
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "fine\nfine\n");
+}
+
+#[test]
+fn test_blocks_are_confined_as_runs_are() {
+    let (root, app) = grants_workspace("testgrants", "");
+    write(
+        &app.join("main_test.ko"),
+        "use snoop\n\n\ntest \"granted\":\n    assert snoop.peek(\"data/ok.txt\") == \"fine\"\n\n\ntest \"outside\":\n    assert snoop.peek(\"secret.txt\") == \"password\"\n\n\ntest \"through its dependency\":\n    assert snoop.via_leaf(\"data/ok.txt\") == \"fine\"\n",
+    );
+    let r = kora(&app, &root, &["test", "main_test.ko"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("PASS main_test.ko: granted"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("FAIL main_test.ko: outside"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("FAIL main_test.ko: through its dependency"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("package `snoop` may not")
+            && r.stdout.contains("package `leaf` may not")
+            && r.stdout.contains("1 passed, 2 failed"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// `file://` URL of a folder.
+fn url(dir: &Path) -> String {
+    format!("file://{}", dir.display())
+}
+
+#[test]
+fn add_and_remove_edit_one_entry_and_keep_the_rest_of_the_manifest() {
+    let (root, app) = path_workspace("add");
+    let before = "# the app's settings\n[fmt]\nline_length = 100 # wide\n";
+    write(&app.join("kora.toml"), before);
+    write(
+        &app.join("main.ko"),
+        "use greet\n\nprint(greet.hello(\"ana\"))\n",
+    );
+    let r = kora(&app, &root, &["add", "greet", "--path", "../greet"]);
+    ok(&r);
+    let toml = std::fs::read_to_string(app.join("kora.toml")).expect("kora.toml");
+    assert!(toml.starts_with(before), "{toml}");
+    assert!(
+        toml.contains("[dependencies]\ngreet = { path = \"../greet\" }\n"),
+        "{toml}"
+    );
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "hello, ana\n");
+    // Grants and a git source; a key given twice collects a list.
+    let repo = root.join("weather");
+    weather_repo(&repo, "sunny");
+    let r = kora(
+        &app,
+        &root,
+        &[
+            "add",
+            "weather",
+            "--git",
+            &url(&repo),
+            "--tag",
+            "v1",
+            "--grant",
+            "net=api.example.com",
+            "--grant",
+            "net=b.example",
+            "--grant",
+            "sql",
+        ],
+    );
+    ok(&r);
+    let toml = std::fs::read_to_string(app.join("kora.toml")).expect("kora.toml");
+    assert!(
+        toml.contains(&format!(
+            "weather = {{ git = \"{}\", tag = \"v1\", grants = {{ net = [\"api.example.com\", \"b.example\"], sql = true }} }}",
+            url(&repo)
+        )),
+        "{toml}"
+    );
+    write(
+        &app.join("main.ko"),
+        "use greet\nuse weather\n\nprint(greet.hello(weather.today()))\n",
+    );
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "hello, sunny\n");
+    assert!(std::fs::read_to_string(app.join("kora.lock"))
+        .expect("lock")
+        .contains("name = \"weather\""));
+    // Bad input changes nothing and says why.
+    let toml = std::fs::read_to_string(app.join("kora.toml")).expect("kora.toml");
+    for (args, why) in [
+        (
+            &["add", "json", "--path", "../greet"][..],
+            "standard-library module",
+        ),
+        (
+            &["add", "x", "--path", "../x", "--grant", "disk=/"][..],
+            "unknown grant `disk`",
+        ),
+        (
+            &["add", "x", "--path", "../x", "--grant", "sql=yes"][..],
+            "all or nothing",
+        ),
+        (
+            &["add", "x", "--path", "../x", "--grant", "fs"][..],
+            "needs an item",
+        ),
+        (&["remove", "nope"][..], "declares no dependency `nope`"),
+    ] {
+        let r = kora(&app, &root, args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(why), "{args:?}: {}", r.stderr);
+        assert_eq!(
+            std::fs::read_to_string(app.join("kora.toml")).expect("kora.toml"),
+            toml,
+            "{args:?} changed nothing"
+        );
+    }
+    let r = kora(&app, &root, &["add", "x", "--tag", "v1"]);
+    assert_eq!(r.code, 2, "clap refuses a source-less add: {}", r.stderr);
+    // Remove takes the entry and its lock entry, nothing else.
+    ok(&kora(&app, &root, &["remove", "weather"]));
+    let toml = std::fs::read_to_string(app.join("kora.toml")).expect("kora.toml");
+    assert!(
+        toml.starts_with(before) && toml.contains("greet = ") && !toml.contains("weather"),
+        "{toml}"
+    );
+    assert!(!std::fs::read_to_string(app.join("kora.lock"))
+        .expect("lock")
+        .contains("weather"));
+    let r = kora(&app, &root, &["check", "main.ko"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("`weather`"), "{}", r.stderr);
+}
+
+/// Commits `lib` as the repository's `lib.ko` and tags it `tag`; returns the commit.
+fn release(repo: &Path, lib: &str, tag: &str) -> String {
+    write(&repo.join("lib.ko"), lib);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", tag]);
+    git(repo, &["tag", tag]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn update_refuses_a_bump_that_asks_for_more_until_accepted() {
+    if !have_git() {
+        eprintln!("skipped: no git");
+        return;
+    }
+    let root = temp_dir("kora-pkg", "update");
+    let repo = root.join("weather");
+    let v1 = weather_repo(&repo, "sunny");
+    let app = root.join("app");
+    write(
+        &app.join("main.ko"),
+        "use weather\n\nprint(weather.today())\n",
+    );
+    ok(&kora(
+        &app,
+        &root,
+        &["add", "weather", "--git", &url(&repo), "--tag", "v1"],
+    ));
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "sunny\n");
+    // v2 reads the environment and releases a classified value.
+    let v2 = release(
+        &repo,
+        "use env\n\n\ndef today() -> str:\n    key: str = env.get(\"WEATHER_KEY\") else:\n        return \"rainy\"\n    declassify key for fast:\n        return \"rainy\"\n    return \"rainy\"\n",
+        "v2",
+    );
+    ok(&kora(
+        &app,
+        &root,
+        &["add", "weather", "--git", &url(&repo), "--tag", "v2"],
+    ));
+    // The lock still rules until an update.
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "sunny\n");
+    let lock_before = std::fs::read_to_string(app.join("kora.lock")).expect("lock");
+    let r = kora(&app, &root, &["update"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("refused")
+            && r.stdout.contains("+ uses `env` (needs the grant `env`)")
+            && r.stdout.contains("+ lib.ko: declassify key for fast"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("--accept"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(app.join("kora.lock")).expect("lock"),
+        lock_before,
+        "a refused update leaves the lock"
+    );
+    assert!(lock_before.contains(&v1));
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    assert_eq!(r.stdout, "sunny\n");
+    // Accepted: locked at v2, and the run reads it.
+    let r = kora(&app, &root, &["update", "weather", "--accept"]);
+    ok(&r);
+    assert!(r.stdout.contains("accepted"), "{}", r.stdout);
+    let lock = std::fs::read_to_string(app.join("kora.lock")).expect("lock");
+    assert!(lock.contains(&v2) && lock.contains("tag v2"), "{lock}");
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    assert_eq!(r.code, 1, "env is not granted: {}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("package `weather`"), "{}", r.stderr);
+    // A bump that asks for nothing more goes through without --accept.
+    let v3 = release(
+        &repo,
+        "use env\n\n\ndef today() -> str:\n    key: str = env.get(\"WEATHER_KEY\") else:\n        return \"snowy\"\n    declassify key for fast:\n        return \"snowy\"\n    return \"snowy\"\n",
+        "v3",
+    );
+    ok(&kora(
+        &app,
+        &root,
+        &[
+            "add",
+            "weather",
+            "--git",
+            &url(&repo),
+            "--tag",
+            "v3",
+            "--grant",
+            "env",
+        ],
+    ));
+    let r = kora(&app, &root, &["update"]);
+    ok(&r);
+    assert!(std::fs::read_to_string(app.join("kora.lock"))
+        .expect("lock")
+        .contains(&v3));
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "snowy\n");
+    let r = kora(&app, &root, &["update"]);
+    ok(&r);
+    assert!(r.stdout.contains("weather: up to date"), "{}", r.stdout);
+    let r = kora(&app, &root, &["update", "rain"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("no git dependency `rain`"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn vendor_then_build_with_the_cache_and_the_origin_gone() {
+    if !have_git() {
+        eprintln!("skipped: no git");
+        return;
+    }
+    let root = temp_dir("kora-pkg", "vendor");
+    let repo = root.join("weather");
+    weather_repo(&repo, "sunny");
+    let app = root.join("app");
+    write(
+        &app.join("main.ko"),
+        "use weather\n\nprint(weather.today())\n",
+    );
+    ok(&kora(
+        &app,
+        &root,
+        &["add", "weather", "--git", &url(&repo), "--tag", "v1"],
+    ));
+    ok(&kora(&app, &root, &["run", "main.ko"]));
+    let r = kora(&app, &root, &["vendor"]);
+    ok(&r);
+    assert!(r.stdout.contains("vendor/weather"), "{}", r.stdout);
+    assert!(app.join("vendor/weather/lib.ko").is_file());
+    std::fs::remove_dir_all(root.join("kora/cache")).expect("cache removed");
+    std::fs::remove_dir_all(&repo).expect("origin removed");
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "sunny\n");
+    ok(&kora(&app, &root, &["check", "main.ko"]));
+    assert!(!root.join("kora/cache").exists(), "nothing fetched");
+    // `kora test` of the folder runs the program's tests, not the vendored package's.
+    write(
+        &app.join("vendor/weather/lib_test.ko"),
+        "test \"vendored\":\n    assert False\n",
+    );
+    let t = kora(&app, &root, &["test"]);
+    assert!(!t.stdout.contains("vendored"), "{}", t.stdout);
+    std::fs::remove_file(app.join("vendor/weather/lib_test.ko")).expect("rm");
+    // A vendored file changed by hand is refused against the lock.
+    write(
+        &app.join("vendor/weather/lib.ko"),
+        "def today() -> str:\n    return \"tampered\"\n",
+    );
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("vendor/weather does not match kora.lock"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("tampered"));
+}
+
+#[test]
+fn install_fetches_exactly_the_locked_commits() {
+    if !have_git() {
+        eprintln!("skipped: no git");
+        return;
+    }
+    let root = temp_dir("kora-pkg", "install");
+    let repo = root.join("weather");
+    let v1 = weather_repo(&repo, "sunny");
+    // A second repository: the two are fetched side by side.
+    let clouds = root.join("clouds");
+    package(&clouds, "clouds", "", &[("lib.ko", "KIND = \"cirrus\"\n")]);
+    git(&clouds, &["init", "-q"]);
+    git(&clouds, &["add", "-A"]);
+    git(&clouds, &["commit", "-q", "-m", "c"]);
+    let app = root.join("app");
+    write(
+        &app.join("main.ko"),
+        "use weather\nuse clouds\n\nprint(weather.today(), clouds.KIND)\n",
+    );
+    ok(&kora(
+        &app,
+        &root,
+        &["add", "weather", "--git", &url(&repo), "--tag", "v1"],
+    ));
+    ok(&kora(
+        &app,
+        &root,
+        &["add", "clouds", "--git", &url(&clouds), "--branch", "main"],
+    ));
+    ok(&kora(&app, &root, &["check", "main.ko"]));
+    std::fs::remove_dir_all(root.join("kora/cache")).expect("cache removed");
+    // The tag moves; install still fetches the locked commit.
+    write(
+        &repo.join("lib.ko"),
+        "def today() -> str:\n    return \"stolen\"\n",
+    );
+    git(&repo, &["commit", "-q", "-am", "evil"]);
+    git(&repo, &["tag", "-f", "v1"]);
+    git(&repo, &["tag", "keep", &v1]);
+    let r = kora(&app, &root, &["install"]);
+    ok(&r);
+    assert!(
+        r.stdout.contains(&v1[..12]) && r.stdout.contains("clouds "),
+        "{}",
+        r.stdout
+    );
+    std::fs::remove_dir_all(&repo).expect("origin removed");
+    std::fs::remove_dir_all(&clouds).expect("origin removed");
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "sunny cirrus\n");
+    let r = kora(&root, &root, &["install"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no kora.toml"), "{}", r.stderr);
+}
+
+#[test]
+fn audit_deps_lists_each_package_its_grants_and_declassify_sites() {
+    let (root, app) = grants_workspace("auditdeps", "");
+    write(
+        &root.join("leaf/lib.ko"),
+        "use fs\nuse env\n\n\ndef peek(p: str) -> str:\n    key: str = env.get(\"K\") else:\n        return \"\"\n    declassify key for fast:\n        return key\n    text: str = fs.read(p) else (why, kind):\n        return why\n    return text\n",
+    );
+    write(
+        &app.join("main.ko"),
+        "use snoop\n\nprint(snoop.via_leaf(\"data/ok.txt\"))\n",
+    );
+    let r = kora(&app, &root, &["audit", "--deps", "main.ko"]);
+    ok(&r);
+    let kora_toml = std::fs::canonicalize(app.join("kora.toml")).expect("canon");
+    assert!(
+        r.stdout.contains("package snoop (")
+            && r.stdout
+                .contains(&format!("granted by {}:2: fs = [", kora_toml.display()))
+            && r.stdout.contains("package leaf (")
+            && r.stdout.contains(": nothing")
+            && r.stdout.contains("lib.ko:8:5: declassify key for fast")
+            && r.stdout.contains("2 packages reached"),
+        "{}",
+        r.stdout
+    );
+    let r = kora(&app, &root, &["audit", "--deps", "--json", "main.ko"]);
+    ok(&r);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let rows = v.as_array().expect("array");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["package"], "leaf");
+    assert_eq!(rows[0]["declassify"][0]["sink"], "fast");
+    assert_eq!(rows[1]["package"], "snoop");
+    assert!(rows[1]["declassify"].as_array().expect("list").is_empty());
+}
+
+#[test]
+fn records_are_namespaced_per_package() {
+    let root = temp_dir("kora-pkg", "records");
+    package(
+        &root.join("a"),
+        "a",
+        "",
+        &[(
+            "lib.ko",
+            "type Config:\n    name: str\n\n\ndef make() -> Config:\n    return Config(name=\"a\")\n\n\ndef show(c: Config) -> str:\n    return \"a:\" + c.name\n",
+        )],
+    );
+    package(
+        &root.join("b"),
+        "b",
+        "",
+        &[(
+            "lib.ko",
+            "type Config:\n    size: int\n\n\ndef make() -> Config:\n    return Config(size=2)\n",
+        )],
+    );
+    let app = root.join("app");
+    write(
+        &app.join("kora.toml"),
+        "[dependencies]\na = { path = \"../a\" }\nb = { path = \"../b\" }\n",
+    );
+    write(
+        &app.join("main.ko"),
+        "use a\nuse b\n\n\ntype Config:\n    flag: bool\n\n\nx = a.Config(name=\"direct\")\nprint(a.show(x), b.make().size, Config(flag=True).flag, a.make().name)\n",
+    );
+    ok(&kora(&app, &root, &["check", "main.ko"]));
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "a:direct 2 True a\n");
+    // `a.Config` is package a's record, with a's fields, not b's or the program's.
+    write(
+        &app.join("main.ko"),
+        "use a\nuse b\n\nx = a.Config(size=1)\n",
+    );
+    let r = kora(&app, &root, &["check", "main.ko"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("size"), "{}", r.stderr);
+}

@@ -76,10 +76,10 @@ impl Store {
                 return std::fs::canonicalize(&vendored).map_err(|e| e.to_string());
             }
             let l = l.clone();
-            return self.materialize(&url, &l.commit, Some(&l.tree), tag_of(reference), name);
+            return self.fetch_locked(&l);
         }
         let commit = self.resolve_ref(&url, reference)?;
-        let tree = self.materialize(&url, &commit, None, tag_of(reference), name)?;
+        let tree = self.materialize(&url, &commit, None, reference.tag(), name)?;
         let hash = tree_hash(&tree)?;
         let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut lock = Lockfile::read(&project)?;
@@ -132,7 +132,13 @@ impl Store {
 
     /// The tree of `commit`, extracted once into the cache and checked against the lock and
     /// both logs before it is returned.
-    fn materialize(
+    /// The tree a lock entry names, fetched by its commit and checked against its hash.
+    pub fn fetch_locked(&self, l: &Locked) -> Result<PathBuf, String> {
+        let reference = GitRef::parse_written(&l.reference);
+        self.materialize(&l.url, &l.commit, Some(&l.tree), reference.tag(), &l.name)
+    }
+
+    pub fn materialize(
         &self,
         url: &str,
         commit: &str,
@@ -205,15 +211,8 @@ impl Store {
     }
 }
 
-fn tag_of(r: &GitRef) -> Option<&str> {
-    match r {
-        GitRef::Tag(t) => Some(t),
-        _ => None,
-    }
-}
-
 /// A relative `file:` or plain path URL resolves against the manifest's folder.
-fn absolute_url(url: &str, dir: &Path) -> String {
+pub fn absolute_url(url: &str, dir: &Path) -> String {
     if url.contains("://") || url.contains('@') {
         return url.to_string();
     }

@@ -4,10 +4,15 @@
 //!
 //! The runtime names none of this: the checker asks through `kora_check::Packages`, and the
 //! grants reach the effect pipeline as a `kora_runtime::grants::GrantCheck` the CLI attaches.
+//! The commands that edit the manifest and the lock are `edit.rs` and `ops.rs`; `profile.rs`
+//! is what `kora update` compares between two versions.
 
+pub mod edit;
 pub mod git;
 pub mod lock;
 pub mod manifest;
+pub mod ops;
+pub mod profile;
 pub mod project;
 pub mod resolve;
 pub mod sums;

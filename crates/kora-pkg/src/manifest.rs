@@ -73,6 +73,29 @@ impl GitRef {
     }
 }
 
+impl GitRef {
+    /// The tag, when this is one (the checksum logs pin tags).
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            GitRef::Tag(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Reads back what `Display` wrote (as `kora.lock` keeps it).
+    pub fn parse_written(s: &str) -> GitRef {
+        if let Some(t) = s.strip_prefix("tag ") {
+            GitRef::Tag(t.to_string())
+        } else if let Some(r) = s.strip_prefix("rev ") {
+            GitRef::Rev(r.to_string())
+        } else if let Some(b) = s.strip_prefix("branch ") {
+            GitRef::Branch(b.to_string())
+        } else {
+            GitRef::Head
+        }
+    }
+}
+
 impl fmt::Display for GitRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::rules::{key_for, shape_of, Shape};
-use super::set::{absolute, Grants};
+use super::set::{resolve_links, Grants};
 use crate::durable::effect::{Effect, ForBranch, Observer, Verdict};
 
 /// Every package the program reached, by id, with what it was granted.
@@ -26,7 +26,9 @@ impl GrantCheck {
         let none = Grants::default();
         let grants = self.packages.get(id).unwrap_or(&none);
         let target = match shape_of(key) {
-            Some(Shape::Paths) => absolute(&self.base_dir, e.target).display().to_string(),
+            Some(Shape::Paths) => resolve_links(&self.base_dir.join(e.target))
+                .display()
+                .to_string(),
             Some(Shape::Hosts) => host_of(e.target),
             _ => e.target.to_string(),
         };

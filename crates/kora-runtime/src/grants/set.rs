@@ -72,7 +72,9 @@ impl Grants {
 
 fn item_covers(key: &str, granted: &str, target: &str) -> bool {
     match shape_of(key) {
-        Some(Shape::Paths) => Path::new(target).starts_with(Path::new(granted)),
+        Some(Shape::Paths) => {
+            resolve_links(Path::new(target)).starts_with(resolve_links(Path::new(granted)))
+        }
         Some(Shape::Hosts) => match granted.strip_prefix("*.") {
             Some(domain) => target == domain || target.ends_with(&format!(".{domain}")),
             None => granted == target,
@@ -81,8 +83,39 @@ fn item_covers(key: &str, granted: &str, target: &str) -> bool {
     }
 }
 
-/// `base/./a/../b` → `base/b`, lexically: a grant compares paths as written, never following
-/// a link the package might have planted.
+/// `p` with every symbolic link in its existing part followed: a link inside a granted folder
+/// that points out of it is judged by where it leads. The part that does not exist yet (a file
+/// about to be written) is normalised as written.
+pub fn resolve_links(p: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut cur = p;
+    loop {
+        // The OS's own reading of the existing part: `link/..` is the link target's parent.
+        if let Ok(real) = std::fs::canonicalize(cur) {
+            let mut out = real;
+            for c in rest.iter().rev() {
+                match c {
+                    Component::ParentDir => {
+                        out.pop();
+                    }
+                    Component::CurDir => {}
+                    other => out.push(other),
+                }
+            }
+            return out;
+        }
+        let mut comps = cur.components();
+        match comps.next_back() {
+            Some(last @ (Component::Normal(_) | Component::ParentDir | Component::CurDir)) => {
+                rest.push(last);
+                cur = comps.as_path();
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+/// `base/./a/../b` → `base/b`, lexically; `resolve_links` then follows the links that exist.
 pub fn absolute(base: &Path, p: &str) -> PathBuf {
     let joined = base.join(p);
     let mut out = PathBuf::new();

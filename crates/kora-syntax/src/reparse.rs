@@ -28,10 +28,7 @@ pub fn reparse(old: &Parsed, old_text: &str, new_text: &str) -> Option<Parsed> {
     // The first statement the edit may touch: the last one starting strictly before the
     // edit, so the text just before the region is never part of the change (an edit at a
     // statement's first column may make it continue the one before).
-    let first = match stmts.iter().rposition(|s| (s.span.start as usize) < p) {
-        Some(i) => i,
-        None => return None,
-    };
+    let first = stmts.iter().rposition(|s| (s.span.start as usize) < p)?;
     // The first statement after the region: it starts strictly after the edit's end.
     let after = stmts
         .iter()

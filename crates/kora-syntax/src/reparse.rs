@@ -56,6 +56,11 @@ pub fn reparse(old: &Parsed, old_text: &str, new_text: &str) -> Option<Parsed> {
     if a > 0 && region.starts_with('\u{feff}') {
         return None;
     }
+    // A line continuation at the region's end is accepted alone but joins the reused text
+    // in the whole file; a `\` before a line break is rare enough to always parse whole.
+    if region.contains("\\\n") || region.contains("\\\r\n") {
+        return None;
+    }
     let part = crate::parse(region);
     if !part.diagnostics.is_empty() {
         return None;

@@ -66,7 +66,7 @@ fn an_edit_inside_one_body_is_reparsed_alone() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
     fn reparse_is_a_whole_parse(

@@ -22,6 +22,11 @@ pub trait Sources {
     fn packages(&self) -> Option<&dyn Packages> {
         None
     }
+    /// The tree of `text`, just read from `path`. The language server answers from the trees
+    /// it kept for earlier versions (`kora_syntax::reparse`); any answer must equal `parse`'s.
+    fn parse(&self, _path: &Path, text: &str) -> kora_syntax::Parsed {
+        kora_syntax::parse(text)
+    }
 }
 
 /// Where `use NAME` and `use NAME.module` find a package: the seam kora-pkg fills. The
@@ -148,7 +153,7 @@ impl Loader<'_> {
         text: String,
         package: Option<(String, PathBuf)>,
     ) -> usize {
-        let parsed = kora_syntax::parse(&text);
+        let parsed = self.sources.parse(&path, &text);
         let idx = self.files.len();
         self.by_path.insert(path.clone(), idx);
         self.files.push(LoadedFile {

@@ -16,12 +16,15 @@ use kora_syntax::ast;
 use kora_syntax::{Diagnostic, Span};
 
 use crate::text::Lines;
+use crate::trees::Trees;
 
 /// Source text: open editor buffers first, the disk for everything else.
 pub struct Overlay<'a> {
     pub open: &'a HashMap<PathBuf, String>,
     /// Packages resolve as `kora check` resolves them (kora-pkg's resolver).
     pub packages: Option<&'a dyn kora_check::Packages>,
+    /// The trees kept from earlier versions of the open buffers.
+    pub trees: Option<&'a Trees>,
 }
 
 impl Sources for Overlay<'_> {
@@ -45,6 +48,14 @@ impl Sources for Overlay<'_> {
 
     fn packages(&self) -> Option<&dyn kora_check::Packages> {
         self.packages
+    }
+
+    fn parse(&self, path: &Path, text: &str) -> kora_syntax::Parsed {
+        match self.trees {
+            // Only open buffers change between checks; a file on disk is parsed as it is.
+            Some(trees) if self.open.contains_key(path) => trees.parse(path, text),
+            _ => kora_syntax::parse(text),
+        }
     }
 }
 
@@ -143,11 +154,12 @@ impl Analysis {
 }
 
 /// Parses and checks `entry` (and what it uses), reading open buffers from `open`.
-pub fn analyze(entry: &Path, open: &HashMap<PathBuf, String>) -> Analysis {
+pub fn analyze(entry: &Path, open: &HashMap<PathBuf, String>, trees: Option<&Trees>) -> Analysis {
     let project = kora_pkg::Project::for_entry(entry);
     let overlay = Overlay {
         open,
         packages: Some(&project.resolver),
+        trees,
     };
     let checked = match check_program_with(
         entry,

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tower_lsp_server::ls_types::Uri;
 
 use crate::analysis::{analyze, Analysis};
+use crate::trees::Trees;
 
 pub struct Doc {
     pub uri: Uri,
@@ -27,6 +28,8 @@ struct Inner {
 #[derive(Clone, Default)]
 pub struct Documents {
     inner: Arc<Mutex<Inner>>,
+    /// Each open document's last parse tree, outside `inner` so parsing never holds its lock.
+    trees: Trees,
 }
 
 /// The path a document is known by: its file, canonical when it exists on disk.
@@ -68,6 +71,7 @@ impl Documents {
         inner.docs.remove(&path);
         inner.analyses.remove(&path);
         inner.previous.remove(&path);
+        self.trees.forget(&path);
     }
 
     pub fn text(&self, path: &Path) -> Option<String> {
@@ -101,7 +105,7 @@ impl Documents {
             }
             (doc.version, snapshot(&inner))
         };
-        let a = Arc::new(analyze(path, &open));
+        let a = Arc::new(analyze(path, &open, Some(&self.trees)));
         let mut inner = self.lock();
         let current = inner.docs.get(path).map(|d| d.version);
         if current == Some(version) {
@@ -149,7 +153,7 @@ impl Documents {
     pub fn analysis_of_text(&self, path: &Path, text: String) -> Analysis {
         let mut open = snapshot(&self.lock());
         open.insert(path.to_path_buf(), text);
-        analyze(path, &open)
+        analyze(path, &open, Some(&self.trees))
     }
 }
 

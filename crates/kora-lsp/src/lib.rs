@@ -29,6 +29,7 @@ pub mod signature_help;
 pub mod symbol;
 pub mod symbols;
 pub mod text;
+pub mod trees;
 pub mod walk;
 pub mod workspace_symbols;
 

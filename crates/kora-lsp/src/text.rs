@@ -6,13 +6,16 @@ use tower_lsp_server::ls_types::{Position, Range};
 #[derive(Clone, Debug)]
 pub struct Lines {
     starts: Vec<usize>,
+    /// Bytes of a UTF-8 byte order mark opening the text: editors hide it, so no column counts it.
+    bom: usize,
 }
 
 impl Lines {
     pub fn new(text: &str) -> Lines {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Lines { starts }
+        let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+        Lines { starts, bom }
     }
 
     /// The LSP position of a byte offset (clamped to the text, and back to a character boundary).
@@ -25,9 +28,17 @@ impl Lines {
             Ok(i) => i,
             Err(i) => i - 1,
         };
-        let start = self.starts[line];
+        let start = self.line_start(line).min(offset);
         let character: usize = text[start..offset].chars().map(char::len_utf16).sum();
         Position::new(line as u32, character as u32)
+    }
+
+    /// Where line `line`'s first column is: after the byte order mark on line 0.
+    fn line_start(&self, line: usize) -> usize {
+        match line {
+            0 => self.bom,
+            _ => self.starts[line],
+        }
     }
 
     pub fn range(&self, text: &str, span: kora_syntax::Span) -> Range {
@@ -39,9 +50,10 @@ impl Lines {
 
     /// The byte offset of an LSP position; a position past a line's end means that line's end.
     pub fn offset(&self, text: &str, pos: Position) -> usize {
-        let Some(&start) = self.starts.get(pos.line as usize) else {
+        if pos.line as usize >= self.starts.len() {
             return text.len();
-        };
+        }
+        let start = self.line_start(pos.line as usize);
         let end = self
             .starts
             .get(pos.line as usize + 1)
@@ -107,6 +119,21 @@ mod tests {
         assert_eq!(p, Position::new(1, 7));
         assert_eq!(lines.offset(text, p), x);
         assert_eq!(lines.offset(text, Position::new(9, 0)), text.len());
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_no_column() {
+        let text = "\u{feff}total = 1\nx = total\n";
+        let lines = Lines::new(text);
+        let t = text.find("total").unwrap_or(0);
+        assert_eq!(lines.position(text, t), Position::new(0, 0));
+        assert_eq!(lines.position(text, t + 6), Position::new(0, 6));
+        assert_eq!(lines.offset(text, Position::new(0, 6)), t + 6);
+        assert_eq!(lines.offset(text, Position::new(0, 0)), t);
+        // Inside the mark itself (no editor sends this) it still maps to column 0.
+        assert_eq!(lines.position(text, 1), Position::new(0, 0));
+        let x = text.rfind("total").unwrap_or(0);
+        assert_eq!(lines.position(text, x), Position::new(1, 4));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use kora_lsp::hover::hover;
 fn analysis_of(src: &str) -> Analysis {
     let path = PathBuf::from("/nonexistent/kora-lsp-test/main.ko");
     let open = HashMap::from([(path.clone(), src.to_string())]);
-    analyze(&path, &open)
+    analyze(&path, &open, None)
 }
 
 fn offset(src: &str, needle: &str, nth: usize) -> usize {
@@ -122,7 +122,7 @@ fn an_mcp_servers_cached_tools_are_completed_and_their_arguments_checked() {
             (path.clone(), text.to_string()),
             (dir.join(".kora/mcp/fs.json"), cache.to_string()),
         ]);
-        analyze(&path, &open)
+        analyze(&path, &open, None)
     };
     let complete = |nth: usize| -> Vec<(String, Option<String>)> {
         let at = offset(src, ".\n", nth);
@@ -184,7 +184,7 @@ fn definition_goes_into_a_path_dependency() {
         .expect("dir")
         .join("main.ko");
     std::fs::write(&path, src).expect("write");
-    let a = analyze(&path, &HashMap::new());
+    let a = analyze(&path, &HashMap::new(), None);
     // On `use greet`: the package's lib.ko.
     let d = definition(&a, offset(src, "greet", 0)).expect("the package");
     assert!(a.files[d.file].path.ends_with("greet/lib.ko"));

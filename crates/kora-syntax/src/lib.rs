@@ -12,6 +12,8 @@ pub mod layout;
 pub mod lexer;
 pub mod ops;
 pub mod parser;
+pub mod reparse;
+pub mod shift;
 pub mod span;
 pub mod token;
 pub mod visit;

@@ -22,10 +22,11 @@ pub enum StdMod {
     Env,
     Random,
     Notes,
+    Pdf,
 }
 
 /// Modules the record names that this build does not provide yet.
-pub const PLANNED: &[&str] = &["pdf", "eval"];
+pub const PLANNED: &[&str] = &["eval"];
 
 pub const MODULES: &[(&str, StdMod)] = &[
     ("json", StdMod::Json),
@@ -40,6 +41,7 @@ pub const MODULES: &[(&str, StdMod)] = &[
     ("env", StdMod::Env),
     ("random", StdMod::Random),
     ("notes", StdMod::Notes),
+    ("pdf", StdMod::Pdf),
 ];
 
 impl StdMod {
@@ -145,6 +147,8 @@ pub enum StdFn {
     FsImage,
     ImageFormat,
     ImageSize,
+    ImageWidth,
+    ImageHeight,
     FsWrite,
     FsAppend,
     FsList,
@@ -208,6 +212,9 @@ pub enum StdFn {
     NotesRead,
     NotesKeys,
     NotesRunId,
+    PdfPages,
+    PdfText,
+    PdfRender,
 }
 
 /// What a member is reached through.
@@ -270,6 +277,8 @@ pub const MEMBERS: &[Member] = &[
     m!(FsImage, M(Fs), "image", [("path", "str", false)], "Result[fs.Image]", None, Read, "a PNG, JPEG, GIF or WebP image, for `analyze`"),
     prop!(ImageFormat, Image, "format", "str"),
     prop!(ImageSize, Image, "size", "int"),
+    prop!(ImageWidth, Image, "width", "int"),
+    prop!(ImageHeight, Image, "height", "int"),
     m!(FsWrite, M(Fs), "write", [("path", "str", false), ("text", "str", false)], "Result[None]", None, WorldChanging, "replaces a file's text"),
     m!(FsAppend, M(Fs), "append", [("path", "str", false), ("text", "str", false)], "Result[None]", None, WorldChanging, "adds text at a file's end"),
     m!(FsList, M(Fs), "list", [("path", "str", true)], "Result[list[str]]", None, Read, "a folder's entries, sorted"),
@@ -333,6 +342,9 @@ pub const MEMBERS: &[Member] = &[
     m!(NotesRead, M(Notes), "read", [("key", "str", false), ("default", "any", true)], "Result[T]", Some("any"), Effect, "a stored value, or the default"),
     m!(NotesKeys, M(Notes), "keys", [], "Result[list[str]]", None, Effect, "the keys written so far"),
     m!(NotesRunId, M(Notes), "run_id", [], "str", None, Pure, "this run's id"),
+    m!(PdfPages, M(Pdf), "pages", [("data", "list[int]", false)], "Result[int]", None, Effect, "how many pages a PDF (its bytes, from `fs.bytes`) has"),
+    m!(PdfText, M(Pdf), "text", [("data", "list[int]", false), ("page", "int", false)], "Result[str]", None, Effect, "the text of one page, counting from 0"),
+    m!(PdfRender, M(Pdf), "render", [("data", "list[int]", false), ("page", "int", false), ("dpi", "int", true)], "Result[fs.Image]", None, Effect, "one page as a PNG image (72 dpi unless `dpi` says), for `analyze`"),
 ];
 
 pub fn member(func: StdFn) -> &'static Member {

@@ -33,7 +33,10 @@ impl PdfConfig {
             return Ok(out);
         };
         let (text, table) = (&raw.0, &raw.1);
-        let path = cfg.path.clone().unwrap_or_else(|| PathBuf::from("kora.toml"));
+        let path = cfg
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("kora.toml"));
         let err = |key: &str, message: String| ConfigError {
             path: path.clone(),
             line: line_of(text, key, Some("pdf")).or_else(|| line_of(text, "pdf", None)),
@@ -46,7 +49,10 @@ impl PdfConfig {
             match k.as_str() {
                 "helper" => {
                     let s = v.as_str().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
-                        err(k, "`[pdf].helper` must be the path of a helper program".into())
+                        err(
+                            k,
+                            "`[pdf].helper` must be the path of a helper program".into(),
+                        )
                     })?;
                     out.helper = project.join(s);
                 }
@@ -56,7 +62,10 @@ impl PdfConfig {
                         .or_else(|| v.as_integer().map(|i| i as f64))
                         .filter(|s| s.is_finite() && *s > 0.0)
                         .ok_or_else(|| {
-                            err(k, "`[pdf].timeout_secs` must be a positive number of seconds".into())
+                            err(
+                                k,
+                                "`[pdf].timeout_secs` must be a positive number of seconds".into(),
+                            )
                         })?;
                     out.timeout = Duration::from_secs_f64(secs.min(86_400.0));
                 }
@@ -94,7 +103,10 @@ mod tests {
     #[test]
     fn settings_read_and_mistakes_name_their_line() {
         let c = parse("[pdf]\nhelper = \"bin/h\"\ntimeout_secs = 2\n").expect("ok");
-        assert_eq!((c.helper, c.timeout), (PathBuf::from("/p/bin/h"), Duration::from_secs(2)));
+        assert_eq!(
+            (c.helper, c.timeout),
+            (PathBuf::from("/p/bin/h"), Duration::from_secs(2))
+        );
         let e = parse("[pdf]\n\nhelpr = \"x\"\n").expect_err("unknown");
         assert_eq!(e.line, Some(3));
         assert!(e.message.contains("helpr"), "{}", e.message);

@@ -16,7 +16,11 @@ use crate::needs::Needs;
 /// Whether this platform confines helpers; when not, the caller warns on stderr.
 pub const CONFINED: bool = cfg!(all(
     target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "riscv64")
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
 ));
 
 /// The warning a person sees when a helper runs with Kora's own rights.
@@ -36,7 +40,11 @@ pub fn confine(cmd: &mut Command, needs: Needs) -> Result<(), String> {
 
 #[cfg(all(
     target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "riscv64")
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
 ))]
 mod imp {
     use std::collections::BTreeMap;
@@ -44,8 +52,8 @@ mod imp {
     use std::process::Command;
 
     use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
-        SeccompFilter, SeccompRule, TargetArch,
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
     };
 
     use crate::needs::Needs;
@@ -236,8 +244,18 @@ mod imp {
         const RET_K: u16 = 0x06;
         let mut prog = vec![
             // seccomp_data.nr is at offset 0.
-            sock_filter { code: LD_W_ABS, jt: 0, jf: 0, k: 0 },
-            sock_filter { code: JGE_K, jt: 0, jf: 1, k: X32_SYSCALL_BIT },
+            sock_filter {
+                code: LD_W_ABS,
+                jt: 0,
+                jf: 0,
+                k: 0,
+            },
+            sock_filter {
+                code: JGE_K,
+                jt: 0,
+                jf: 1,
+                k: X32_SYSCALL_BIT,
+            },
             sock_filter {
                 code: RET_K,
                 jt: 0,
@@ -272,7 +290,11 @@ mod imp {
 
 #[cfg(not(all(
     target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "riscv64")
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
 )))]
 mod imp {
     use std::process::Command;

@@ -52,8 +52,8 @@ impl Frame {
 
     /// The frame's bytes. `Err` when the header or payload is past the limits.
     pub fn encode(&self) -> Result<Vec<u8>, FrameError> {
-        let head = serde_json::to_vec(&self.header)
-            .map_err(|e| FrameError::Malformed(e.to_string()))?;
+        let head =
+            serde_json::to_vec(&self.header).map_err(|e| FrameError::Malformed(e.to_string()))?;
         let hl = check_len(head.len(), MAX_HEADER, "header")?;
         let pl = check_len(self.payload.len(), MAX_PAYLOAD, "payload")?;
         let mut out = Vec::with_capacity(8 + head.len() + self.payload.len());
@@ -131,7 +131,9 @@ fn parse_header(bytes: &[u8]) -> Result<Json, FrameError> {
     let header: Json = serde_json::from_slice(bytes)
         .map_err(|e| FrameError::Malformed(format!("the header is not JSON: {e}")))?;
     if !header.is_object() {
-        return Err(FrameError::Malformed("the header is not a JSON object".into()));
+        return Err(FrameError::Malformed(
+            "the header is not a JSON object".into(),
+        ));
     }
     Ok(header)
 }
@@ -202,6 +204,9 @@ mod tests {
     fn a_header_must_be_an_object() {
         let mut bytes = vec![0, 0, 0, 2, 0, 0, 0, 0];
         bytes.extend_from_slice(b"[]");
-        assert!(matches!(Frame::decode(&bytes), Err(FrameError::Malformed(_))));
+        assert!(matches!(
+            Frame::decode(&bytes),
+            Err(FrameError::Malformed(_))
+        ));
     }
 }

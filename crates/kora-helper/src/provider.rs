@@ -57,7 +57,11 @@ impl Provider for HelperProvider {
         format!("helper:{name}")
     }
 
-    fn tools(&self, _name: &str, _deadline: Option<std::time::Instant>) -> Result<Vec<ToolInfo>, String> {
+    fn tools(
+        &self,
+        _name: &str,
+        _deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<ToolInfo>, String> {
         Ok(Vec::new())
     }
 

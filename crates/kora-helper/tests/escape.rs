@@ -17,7 +17,13 @@ const EPERM: i32 = 1;
 fn build(dir: &Path) -> Option<PathBuf> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/escape/escape.c");
     let out = dir.join("escape");
-    match Command::new("cc").arg("-O1").arg("-o").arg(&out).arg(&src).status() {
+    match Command::new("cc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .status()
+    {
         Ok(s) if s.success() => Some(out),
         Ok(s) => panic!("cc failed to build the escape battery: {s}"),
         Err(_) => {
@@ -28,7 +34,13 @@ fn build(dir: &Path) -> Option<PathBuf> {
 }
 
 /// What the case reported: `Ok(())` allowed, `Err(errno)` refused, `Err(-signal)` killed.
-fn run(bin: &Path, case: &str, arg: &str, needs: Option<Needs>, stdout: Option<File>) -> Result<(), i32> {
+fn run(
+    bin: &Path,
+    case: &str,
+    arg: &str,
+    needs: Option<Needs>,
+    stdout: Option<File>,
+) -> Result<(), i32> {
     let mut cmd = Command::new(bin);
     cmd.args([case, arg]).stderr(Stdio::piped());
     cmd.stdout(stdout.map_or_else(Stdio::null, Stdio::from));
@@ -51,10 +63,22 @@ fn run(bin: &Path, case: &str, arg: &str, needs: Option<Needs>, stdout: Option<F
     }
 }
 
-const NONE: Option<Needs> = Some(Needs { net: false, write: false });
-const NET: Option<Needs> = Some(Needs { net: true, write: false });
-const WRITE: Option<Needs> = Some(Needs { net: false, write: true });
-const ALL: Option<Needs> = Some(Needs { net: true, write: true });
+const NONE: Option<Needs> = Some(Needs {
+    net: false,
+    write: false,
+});
+const NET: Option<Needs> = Some(Needs {
+    net: true,
+    write: false,
+});
+const WRITE: Option<Needs> = Some(Needs {
+    net: false,
+    write: true,
+});
+const ALL: Option<Needs> = Some(Needs {
+    net: true,
+    write: true,
+});
 
 struct Setup {
     _tmp: TempDir,
@@ -75,7 +99,11 @@ fn setup(name: &str) -> Option<Setup> {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let tmp = TempDir(dir.clone());
     let bin = build(&dir)?;
-    Some(Setup { _tmp: tmp, dir, bin })
+    Some(Setup {
+        _tmp: tmp,
+        dir,
+        bin,
+    })
 }
 
 fn path(s: &Setup, name: &str) -> String {
@@ -87,9 +115,22 @@ fn without_net_no_inet_socket_and_no_connect() {
     let Some(s) = setup("net") else { return };
     let listener = TcpListener::bind("127.0.0.1:0").expect("listens");
     let port = listener.local_addr().expect("addr").port().to_string();
-    for (case, arg) in [("tcp_socket", ""), ("udp6_socket", ""), ("connect", port.as_str()), ("fork_exec", "")] {
-        assert_eq!(run(&s.bin, case, arg, NONE, None), Err(EPERM), "{case} confined");
-        assert_eq!(run(&s.bin, case, arg, WRITE, None), Err(EPERM), "{case} with write only");
+    for (case, arg) in [
+        ("tcp_socket", ""),
+        ("udp6_socket", ""),
+        ("connect", port.as_str()),
+        ("fork_exec", ""),
+    ] {
+        assert_eq!(
+            run(&s.bin, case, arg, NONE, None),
+            Err(EPERM),
+            "{case} confined"
+        );
+        assert_eq!(
+            run(&s.bin, case, arg, WRITE, None),
+            Err(EPERM),
+            "{case} with write only"
+        );
         assert_eq!(run(&s.bin, case, arg, NET, None), Ok(()), "{case} with net");
     }
     // A Unix socket reaches nothing by itself: computing helpers may use one.
@@ -110,16 +151,36 @@ fn without_write_no_file_is_created_changed_or_moved() {
         ("truncate", existing.clone()),
     ] {
         std::fs::write(&existing, "kept").expect("writes");
-        assert_eq!(run(&s.bin, case, &target, NONE, None), Err(EPERM), "{case} confined");
-        assert_eq!(run(&s.bin, case, &target, NET, None), Err(EPERM), "{case} with net only");
-        assert_eq!(std::fs::read_to_string(&existing).expect("still there"), "kept", "{case}");
+        assert_eq!(
+            run(&s.bin, case, &target, NONE, None),
+            Err(EPERM),
+            "{case} confined"
+        );
+        assert_eq!(
+            run(&s.bin, case, &target, NET, None),
+            Err(EPERM),
+            "{case} with net only"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&existing).expect("still there"),
+            "kept",
+            "{case}"
+        );
         if case != "open_rdwr" && case != "rename" && case != "unlink" && case != "truncate" {
             assert!(!Path::new(&target).exists(), "{case} made {target}");
         }
-        assert_eq!(run(&s.bin, case, &target, WRITE, None), Ok(()), "{case} with write");
+        assert_eq!(
+            run(&s.bin, case, &target, WRITE, None),
+            Ok(()),
+            "{case} with write"
+        );
     }
     std::fs::write(&existing, "kept").expect("writes");
-    assert_eq!(run(&s.bin, "read", &existing, NONE, None), Ok(()), "reading stays allowed");
+    assert_eq!(
+        run(&s.bin, "read", &existing, NONE, None),
+        Ok(()),
+        "reading stays allowed"
+    );
 }
 
 #[test]
@@ -141,12 +202,20 @@ fn ptrace_io_uring_and_x32_are_refused_whatever_the_grant() {
     assert_eq!(run(&s.bin, "ptrace_traceme", "", None, None), Ok(()));
     for case in ["ptrace_parent", "ptrace_traceme", "io_uring", "x32"] {
         for needs in [NONE, NET, WRITE, ALL] {
-            assert_eq!(run(&s.bin, case, "", needs, None), Err(EPERM), "{case} with {needs:?}");
+            assert_eq!(
+                run(&s.bin, case, "", needs, None),
+                Err(EPERM),
+                "{case} with {needs:?}"
+            );
         }
     }
     // Unconfined, the same calls either run or fail for a reason of the kernel's own (x32
     // compiled out gives ENOSYS), never with the filter's EPERM.
     for case in ["io_uring", "x32"] {
-        assert_ne!(run(&s.bin, case, "", None, None), Err(EPERM), "{case} unconfined");
+        assert_ne!(
+            run(&s.bin, case, "", None, None),
+            Err(EPERM),
+            "{case} unconfined"
+        );
     }
 }

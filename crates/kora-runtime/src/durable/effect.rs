@@ -44,6 +44,8 @@ pub enum Kind {
     Mcp,
     /// A call of a Python function in a sidecar worker (`use python`).
     Python,
+    /// A request to a package helper's process (`pdf.text`).
+    Helper,
 }
 
 impl Kind {
@@ -74,6 +76,7 @@ impl Kind {
             Kind::ModelTurn => "model_turn",
             Kind::Mcp => "mcp",
             Kind::Python => "python",
+            Kind::Helper => "helper",
         }
     }
 }

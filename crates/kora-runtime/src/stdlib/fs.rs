@@ -67,15 +67,18 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             })?;
             Ok(outcome(r, |img| Value::Native(Rc::new(Native::new(img)))))
         }
-        StdFn::ImageFormat | StdFn::ImageSize => {
+        StdFn::ImageFormat | StdFn::ImageSize | StdFn::ImageWidth | StdFn::ImageHeight => {
             let Some(Value::Native(n)) = &a.recv else {
                 return Err(RtError::new(codes::ATTRIBUTE, "not an `fs.Image`"));
             };
             let Some(img) = n.downcast_ref::<Image>() else {
                 return Err(RtError::new(codes::ATTRIBUTE, "not an `fs.Image`"));
             };
+            let (w, h) = img.data.dimensions().unwrap_or((0, 0));
             Ok(match a.func {
                 StdFn::ImageFormat => Value::str(img.format()),
+                StdFn::ImageWidth => Value::Int(w as i64),
+                StdFn::ImageHeight => Value::Int(h as i64),
                 _ => Value::Int(img.data.bytes.len() as i64),
             })
         }

@@ -90,4 +90,17 @@ impl Facts {
             ty: ty.clone(),
         });
     }
+
+    /// Notes a name read through a store target: the `x` of `x = x + y`, which the lowering
+    /// appends to in place instead of reading it as an expression.
+    pub(crate) fn read_through(&mut self, span: Span, target: &Target, ty: &Ty, at: (ModId, Span)) {
+        let before = self.names.len();
+        self.store(span, target, ty, at);
+        if self.names.len() > before {
+            if let Some(n) = self.names.last_mut() {
+                n.write = false;
+            }
+        }
+        self.exprs.push((span, ty.clone()));
+    }
 }

@@ -48,7 +48,7 @@ use rustc_hash::FxHashMap;
 use kora_syntax::ast::{self, StmtKind};
 use kora_syntax::Diagnostic;
 
-pub use loader::{Disk, EntryError, Sources};
+pub use loader::{Disk, EntryError, PackageLookup, PackageModule, Packages, Sources};
 use lower::{Ctx, ModInfo, Sig};
 use types::Ty;
 
@@ -177,7 +177,11 @@ pub fn check_program_with(
         let f = &loaded.files[i];
         let m = hir::ModId(i as u32);
         let ops = kora_syntax::ops::number_calls(&f.ast);
-        let site_file = site_name(&f.path, &loaded.files[loaded.entry].path);
+        let site_file = match &f.package {
+            // A package's operation ids name the package, not where a machine keeps it.
+            Some((id, root)) => format!("[{id}]/{}", site_name(&f.path, &root.join("_"))),
+            None => site_name(&f.path, &loaded.files[loaded.entry].path),
+        };
         let mut l = lower::Lowerer::new(&mut ctx, m, &scopes[i], f.source.clone(), ops, site_file);
         l.uses_eval = lower_eval::uses_eval(&f.ast);
         if i != loaded.entry || options.entry_as_module {
@@ -334,6 +338,15 @@ pub(crate) fn note_uses(
                 if let Some(m) = std_api::StdMod::from_name(&n.name) {
                     let name = u.alias.as_ref().unwrap_or(n).name.clone();
                     info.std_aliases.insert(name, m);
+                }
+            }
+            if let ast::UseTarget::Std(n) = &u.target {
+                if let Some(t) = uses.get(&n.span) {
+                    let bound = u.alias.as_ref().map_or_else(
+                        || n.name.rsplit('.').next().unwrap_or(&n.name).to_string(),
+                        |a| a.name.clone(),
+                    );
+                    info.mod_aliases.insert(bound, hir::ModId(*t as u32));
                 }
             }
             if let (ast::UseTarget::File { span, .. }, Some(alias)) = (&u.target, &u.alias) {

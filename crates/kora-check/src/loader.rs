@@ -18,14 +18,67 @@ pub trait Sources {
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
         std::fs::canonicalize(path)
     }
+    /// The package resolver, when the caller has one (the CLI and the language server do).
+    fn packages(&self) -> Option<&dyn Packages> {
+        None
+    }
+}
+
+/// Where `use NAME` and `use NAME.module` find a package: the seam kora-pkg fills. The
+/// answer depends on the importing file, because names resolve against the manifest that
+/// wrote them, never a global table.
+pub trait Packages {
+    fn resolve(&self, importer: &Path, name: &str, module: Option<&str>) -> PackageLookup;
+}
+
+/// What a manifest says about one `use NAME[.module]`.
+pub enum PackageLookup {
+    /// The importing file's manifest declares no dependency by that name.
+    NotDeclared,
+    Found(PackageModule),
+    /// Declared, but unusable (missing directory, a failed fetch, a refused grant): why.
+    Failed(String),
+}
+
+/// One module of a resolved package.
+pub struct PackageModule {
+    /// The `.ko` file (canonical).
+    pub path: PathBuf,
+    /// The package's directory (canonical): its own `use "..."` may not leave it.
+    pub root: PathBuf,
+    /// The package's identity in operation ids and records: its name, made unique when two
+    /// sources share one name.
+    pub id: String,
 }
 
 pub struct Disk;
 
 impl Sources for Disk {
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        read_source(path)
     }
+}
+
+/// Reads a source file; text that is not UTF-8 is refused with the byte offset and line of
+/// the first bad byte, so the user can find it.
+pub fn read_source(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let good = &e.as_bytes()[..at];
+        let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+        let col = match good.iter().rposition(|b| *b == b'\n') {
+            // Columns count characters; everything before `at` is valid UTF-8.
+            Some(nl) => String::from_utf8_lossy(&good[nl + 1..]).chars().count() + 1,
+            None => String::from_utf8_lossy(good).chars().count() + 1,
+        };
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "invalid UTF-8 at byte {at} (line {line}, column {col}): save the file as UTF-8"
+            ),
+        )
+    })
 }
 
 /// One parsed file of the program.
@@ -37,6 +90,8 @@ pub struct LoadedFile {
     pub diagnostics: Vec<Diagnostic>,
     /// For each `use "..."` in the file: the span of the path literal and the file it names.
     pub uses: FxHashMap<Span, usize>,
+    /// The package the file belongs to (`None`: the program itself) and that package's root.
+    pub package: Option<(String, PathBuf)>,
 }
 
 pub struct Loaded {
@@ -68,7 +123,7 @@ pub fn load(entry: &Path, sources: &dyn Sources) -> Result<Loaded, EntryError> {
         order: Vec::new(),
         stack: Vec::new(),
     };
-    let entry_idx = l.add(canonical, entry.display().to_string(), text);
+    let entry_idx = l.add(canonical, entry.display().to_string(), text, None);
     l.visit(entry_idx);
     Ok(Loaded {
         files: l.files,
@@ -86,7 +141,13 @@ struct Loader<'a> {
 }
 
 impl Loader<'_> {
-    fn add(&mut self, path: PathBuf, display: String, text: String) -> usize {
+    fn add(
+        &mut self,
+        path: PathBuf,
+        display: String,
+        text: String,
+        package: Option<(String, PathBuf)>,
+    ) -> usize {
         let parsed = kora_syntax::parse(&text);
         let idx = self.files.len();
         self.by_path.insert(path.clone(), idx);
@@ -97,6 +158,7 @@ impl Loader<'_> {
             ast: parsed.module,
             diagnostics: parsed.diagnostics,
             uses: FxHashMap::default(),
+            package,
         });
         idx
     }
@@ -104,12 +166,20 @@ impl Loader<'_> {
     fn visit(&mut self, idx: usize) {
         self.stack.push(idx);
         let mut wanted: Vec<(String, Span)> = Vec::new();
+        let mut packages: Vec<(String, Span)> = Vec::new();
         for s in &self.files[idx].ast.stmts {
             if let StmtKind::Use(u) = &s.kind {
-                if let UseTarget::File { path, span } = &u.target {
-                    wanted.push((path.clone(), *span));
+                match &u.target {
+                    UseTarget::File { path, span } => wanted.push((path.clone(), *span)),
+                    UseTarget::Std(n) if !is_std(&n.name) => {
+                        packages.push((n.name.clone(), n.span))
+                    }
+                    _ => {}
                 }
             }
+        }
+        for (name, span) in packages {
+            self.package_use(idx, &name, span);
         }
         let dir = self.files[idx]
             .path
@@ -140,6 +210,26 @@ impl Loader<'_> {
                     continue;
                 }
             };
+            if let Some((id, root)) = self.files[idx].package.clone() {
+                if !canonical.starts_with(&root) {
+                    self.files[idx].diagnostics.push(
+                        Diagnostic::error(
+                            codes::PACKAGE_ESCAPE,
+                            format!("package `{id}` may not `use` a file outside its directory"),
+                            span,
+                        )
+                        .with_label(format!(
+                            "{} is outside {}",
+                            canonical.display(),
+                            root.display()
+                        ))
+                        .with_help(
+                            "a package reaches other code only through its own `[dependencies]`",
+                        ),
+                    );
+                    continue;
+                }
+            }
             if let Some(&existing) = self.by_path.get(&canonical) {
                 if let Some(pos) = self.stack.iter().position(|&s| s == existing) {
                     let mut chain: Vec<String> = self.stack[pos..]
@@ -165,7 +255,8 @@ impl Loader<'_> {
             }
             match self.sources.read(&canonical) {
                 Ok(text) => {
-                    let child = self.add(canonical, display, text);
+                    let package = self.files[idx].package.clone();
+                    let child = self.add(canonical, display, text, package);
                     self.files[idx].uses.insert(span, child);
                     self.visit(child);
                 }
@@ -184,6 +275,95 @@ impl Loader<'_> {
         self.stack.pop();
         self.order.push(idx);
     }
+}
+
+impl Loader<'_> {
+    /// `use pkg` / `use pkg.module`: asks the importing file's manifest (through `Packages`).
+    fn package_use(&mut self, idx: usize, dotted: &str, span: Span) {
+        let (name, module) = match dotted.split_once('.') {
+            Some((n, m)) => (n, Some(m)),
+            None => (dotted, None),
+        };
+        let found = match self.sources.packages() {
+            Some(p) => p.resolve(&self.files[idx].path, name, module),
+            None => PackageLookup::NotDeclared,
+        };
+        let m = match found {
+            // A bare unknown name is left to the checker's "no standard module" message.
+            PackageLookup::NotDeclared if module.is_none() => return,
+            PackageLookup::NotDeclared => {
+                self.files[idx].diagnostics.push(
+                    Diagnostic::error(
+                        codes::PACKAGE_NOT_DECLARED,
+                        format!("no package `{name}` is declared for this file"),
+                        span,
+                    )
+                    .with_label("not in `[dependencies]`")
+                    .with_help(format!(
+                        "add it to the `kora.toml` beside this program: `kora add {name} --path DIR`"
+                    )),
+                );
+                return;
+            }
+            PackageLookup::Failed(why) => {
+                self.files[idx].diagnostics.push(
+                    Diagnostic::error(codes::PACKAGE_UNUSABLE, why, span)
+                        .with_label(format!("package `{name}` is needed here")),
+                );
+                return;
+            }
+            PackageLookup::Found(m) => m,
+        };
+        if let Some(&existing) = self.by_path.get(&m.path) {
+            if self.stack.contains(&existing) {
+                self.files[idx].diagnostics.push(
+                    Diagnostic::error(
+                        codes::USE_CYCLE,
+                        format!("`use` cycle through package `{name}`"),
+                        span,
+                    )
+                    .with_label("this `use` closes the cycle"),
+                );
+                return;
+            }
+            self.files[idx].uses.insert(span, existing);
+            return;
+        }
+        match self.sources.read(&m.path) {
+            Ok(text) => {
+                let display = std::env::current_dir()
+                    .ok()
+                    .and_then(|cwd| m.path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+                    .unwrap_or_else(|| m.path.clone())
+                    .display()
+                    .to_string();
+                let child = self.add(m.path.clone(), display, text, Some((m.id, m.root)));
+                self.files[idx].uses.insert(span, child);
+                self.visit(child);
+            }
+            Err(e) => {
+                self.files[idx].diagnostics.push(
+                    Diagnostic::error(
+                        codes::PACKAGE_UNUSABLE,
+                        format!("cannot read {}: {e}", m.path.display()),
+                        span,
+                    )
+                    .with_label(format!("package `{name}` is needed here"))
+                    .with_help(match module {
+                        Some(md) => {
+                            format!("`use {name}.{md}` reads `{md}.ko` in the package's directory")
+                        }
+                        None => "`use NAME` reads the package's `lib.ko`".to_string(),
+                    }),
+                );
+            }
+        }
+    }
+}
+
+/// Whether `use NAME` names the standard library rather than a package.
+fn is_std(name: &str) -> bool {
+    crate::std_api::StdMod::from_name(name).is_some() || crate::std_api::PLANNED.contains(&name)
 }
 
 /// `a/./b/../c.ko` → `a/c.ko`, lexically: for showing paths, never for opening them.

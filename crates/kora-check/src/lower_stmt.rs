@@ -232,6 +232,22 @@ impl Lowerer<'_> {
     pub(crate) fn use_decl(&mut self, u: &ast::UseDecl, span: Span) -> Option<hir::StmtKind> {
         match &u.target {
             ast::UseTarget::Std(name) => {
+                if let Some(&target_mod) = self.info().uses.get(&name.span) {
+                    // A package's module (the loader resolved it against the manifest).
+                    let bound = match &u.alias {
+                        Some(a) => (a.name.clone(), a.span),
+                        None => (
+                            name.name
+                                .rsplit('.')
+                                .next()
+                                .unwrap_or(&name.name)
+                                .to_string(),
+                            name.span,
+                        ),
+                    };
+                    let (t, _) = self.store_name(&bound.0, bound.1, Some(Ty::Module));
+                    return Some(hir::StmtKind::Use(t, target_mod));
+                }
                 if name.name == "eval" {
                     // Metrics are lowered where they are called (lower_eval.rs).
                     return None;

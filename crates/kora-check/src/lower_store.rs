@@ -17,6 +17,13 @@ impl Lowerer<'_> {
                     let (rhs, rty) = self.expr(r);
                     self.check_augmented_local(t);
                     let (tgt, tty) = self.store_target(t, None);
+                    // The left `x` is read through the target, never lowered: note it for the editor.
+                    if self.facts.is_some() {
+                        let at = self.fact_scope();
+                        if let Some(f) = self.facts.as_mut() {
+                            f.read_through(l.span, &tgt, &tty, at);
+                        }
+                    }
                     self.check_binop(ast::BinOp::Add, &tty, &rty, value.span);
                     return hir::StmtKind::ConcatAssign(tgt, rhs);
                 }

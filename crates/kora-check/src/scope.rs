@@ -318,7 +318,8 @@ impl<'a> Visitor<'a> for Builder<'_> {
                 if let Some(a) = &u.alias {
                     self.bind(&a.name);
                 } else if let UseTarget::Std(n) = &u.target {
-                    self.bind(&n.name);
+                    // `use pkg.module` binds `module`.
+                    self.bind(n.name.rsplit('.').next().unwrap_or(&n.name));
                 } else if let UseTarget::Provider { name, .. } = &u.target {
                     if !name.name.contains('.') {
                         self.bind(&name.name);

@@ -8,7 +8,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use kora_check::audit::{self, Audit, Problem};
-use kora_check::Disk;
 use kora_syntax::diagnostic::{render, SourceFile};
 
 pub fn audit(path: Option<PathBuf>, json: bool) -> u8 {
@@ -19,7 +18,9 @@ pub fn audit(path: Option<PathBuf>, json: bool) -> u8 {
     } else {
         entries.push(root.clone());
     }
-    let found = audit::audit(&entries, &Disk);
+    let project =
+        kora_pkg::Project::for_entry(entries.first().map_or(Path::new("."), |p| p.as_path()));
+    let found = audit::audit(&entries, &project);
     if !found.problems.is_empty() {
         report_problems(&found);
         return 1;

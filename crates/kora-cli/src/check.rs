@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use kora_check::{check_program, Disk};
+use kora_pkg::Project;
 
 pub fn check(files: &[PathBuf], mcp: bool) -> u8 {
     let mut errors = 0;
@@ -10,8 +11,23 @@ pub fn check(files: &[PathBuf], mcp: bool) -> u8 {
         if mcp {
             errors += refresh_caches(path);
         }
-        match check_program(path, &Disk) {
-            Ok(checked) => errors += crate::diagnostics::print_all(&checked),
+        let project = Project::for_entry(path);
+        if let Some(e) = project.manifest_error() {
+            eprintln!("error[E1405]: {e}");
+            errors += 1;
+            continue;
+        }
+        match check_program(path, &project) {
+            Ok(checked) => {
+                errors += crate::diagnostics::print_all(&checked);
+                for (manifest, line, name) in project.unused(path) {
+                    let at = line.map_or_else(String::new, |l| format!(":{l}"));
+                    eprintln!(
+                        "warning[E1404]: {}{at}: dependency `{name}` is declared but no `use` reaches it, so it is never fetched; remove it with `kora remove {name}`",
+                        manifest.display()
+                    );
+                }
+            }
             Err(e) => {
                 eprintln!("error: cannot read `{}`: {}", e.path.display(), e.error);
                 errors += 1;

@@ -3,7 +3,9 @@
 use std::io::IsTerminal;
 
 use kora_check::Checked;
-use kora_syntax::diagnostic::{render, SourceFile};
+use std::io::Write;
+
+use kora_syntax::diagnostic::{Renderer, SourceFile};
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set (to anything non-empty).
 pub fn use_color() -> bool {
@@ -20,11 +22,14 @@ pub fn print_all(checked: &Checked) -> usize {
             path: &f.display,
             text: &f.source,
         };
+        let renderer = Renderer::new(&file);
+        // One lock for the whole report: thousands of diagnostics print in one pass.
+        let mut err = std::io::stderr().lock();
         for d in &f.diagnostics {
             if d.is_error() {
                 errors += 1;
             }
-            eprint!("{}", render(d, &file, color));
+            let _ = err.write_all(renderer.render(d, color).as_bytes());
         }
     }
     errors

@@ -103,6 +103,12 @@ enum Command {
         /// Run only tests whose name (or file path) contains this text
         #[arg(long)]
         filter: Option<String>,
+        /// With --filter: run only the test whose name is exactly that text
+        #[arg(long, requires = "filter")]
+        exact: bool,
+        /// `json`: one JSON object per line for each test (file, name, line, outcome, details), then a summary
+        #[arg(long, value_enum, default_value = "text")]
+        format: TestFormat,
         /// After the tests, print a report on stderr: `cost` is tokens (and money) per model and agent
         #[arg(long, value_enum)]
         report: Option<Report>,
@@ -211,6 +217,15 @@ enum McpCommand {
     },
 }
 
+/// How `kora test` writes its results.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TestFormat {
+    /// `PASS file: name` / `FAIL file: name` lines, then `N passed, N failed`
+    Text,
+    /// One JSON object per line (for editors and CI)
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Report {
     /// Tokens per model and per agent, and money when `[budget.pricing]` is set
@@ -305,6 +320,8 @@ fn main() -> ExitCode {
             paths,
             live,
             filter,
+            exact,
+            format,
             report,
             no_trace,
             otlp,
@@ -313,6 +330,8 @@ fn main() -> ExitCode {
             paths,
             live,
             filter,
+            exact,
+            json: format == TestFormat::Json,
             observe: observe(report, no_trace, otlp),
             model,
         }),

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use kora_check::{check_program, Disk};
+use kora_check::check_program;
 use kora_runtime::agents::analyze::Models;
 use kora_runtime::agents::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
@@ -114,7 +114,12 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             return 2;
         }
     };
-    let checked = match check_program(&file, &Disk) {
+    let project = kora_pkg::Project::for_entry(&file);
+    if let Some(e) = project.manifest_error() {
+        eprintln!("error[E1405]: {e}");
+        return 2;
+    }
+    let checked = match check_program(&file, &project) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: cannot read `{}`: {}", e.path.display(), e.error);
@@ -266,6 +271,11 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
     if let Some(run) = &durable {
         observers.push(Box::new(run.observer()));
         branches.push(run.branches());
+    }
+    // Confinement is asked first: a refused effect reaches no journal or budget.
+    if let Some(g) = project.grant_check(&file) {
+        observers.insert(0, Box::new(g.clone()));
+        branches.push(std::sync::Arc::new(g));
     }
     interp.set_run(kora_runtime::stdlib::RunSettings {
         run_id,

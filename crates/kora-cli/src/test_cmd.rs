@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use kora_check::{check_program_with, hir, Disk};
+use kora_check::{check_program_with, hir};
 use kora_runtime::agents::analyze::Models;
 use kora_runtime::agents::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
@@ -24,6 +24,10 @@ pub struct TestOpts {
     pub paths: Vec<PathBuf>,
     pub live: bool,
     pub filter: Option<String>,
+    /// `--exact`: the filter must equal a test's name, so one test runs (the editor's choice).
+    pub exact: bool,
+    /// `--format json`: one JSON object per line per test, file failure and summary.
+    pub json: bool,
     pub observe: Observe,
     /// `--model NAME`: every test's run model, as `kora run --model` sets it.
     pub model: Option<String>,
@@ -88,7 +92,7 @@ fn run_tests(opts: TestOpts) -> u8 {
         run_file(file, &opts, &mut session, root, &mut tally, &mut out);
     }
     let total_run = tally.passed + tally.failed;
-    if total_run == 0 && tally.compile_errors == 0 {
+    if total_run == 0 && tally.compile_errors == 0 && !opts.json {
         let _ = writeln!(
             out,
             "{}",
@@ -109,7 +113,17 @@ fn run_tests(opts: TestOpts) -> u8 {
     if tally.skipped > 0 {
         summary.push_str(&format!(", {} skipped", tally.skipped));
     }
-    let _ = writeln!(out, "\n{summary}");
+    if opts.json {
+        let line = serde_json::json!({
+            "event": "summary",
+            "passed": tally.passed,
+            "failed": tally.failed,
+            "skipped": tally.skipped,
+        });
+        let _ = writeln!(out, "{line}");
+    } else {
+        let _ = writeln!(out, "\n{summary}");
+    }
     let _ = out.flush();
     if let (Some(s), Some(r)) = (session.as_mut(), root) {
         s.close(r, (tally.failed > 0).then_some("tests failed"));
@@ -141,7 +155,8 @@ fn run_file(
         entry_as_module: true,
         ..kora_check::Options::default()
     };
-    let checked = match check_program_with(file, &Disk, options) {
+    let project = kora_pkg::Project::for_entry(file);
+    let checked = match check_program_with(file, &project, options) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: cannot read `{}`: {}", e.path.display(), e.error);
@@ -151,22 +166,23 @@ fn run_file(
     };
     let errors = crate::diagnostics::print_all(&checked);
     let Some(program) = checked.program.filter(|_| errors == 0) else {
-        let _ = writeln!(
-            out,
-            "FAIL {display}: {errors} error{} found; its tests did not run",
+        let why = format!(
+            "{errors} error{} found; its tests did not run",
             if errors == 1 { "" } else { "s" }
         );
+        file_failed(out, opts, &display, &why);
         tally.compile_errors += 1;
         return;
     };
     let tests = program.module(program.entry).tests.clone();
+    let lines = kora_syntax::LineIndex::new(&program.module(program.entry).source);
     if tests.is_empty() {
         return;
     }
     let config = match Config::discover(&dir_of(file)) {
         Ok(c) => c,
         Err(e) => {
-            let _ = writeln!(out, "FAIL {display}: {e}");
+            file_failed(out, opts, &display, &e.to_string());
             tally.failed += tests.len();
             return;
         }
@@ -178,7 +194,7 @@ fn run_file(
         match crate::externals::registry(&config, &project, &dir_of(file), &program.externals) {
             Ok(r) => Some(r),
             Err(e) => {
-                let _ = writeln!(out, "FAIL {display}: {e}");
+                file_failed(out, opts, &display, &e.to_string());
                 tally.failed += tests.len();
                 return;
             }
@@ -201,7 +217,12 @@ fn run_file(
     }
     for (name, body) in tests {
         if let Some(f) = &opts.filter {
-            if !name.contains(f.as_str()) && !display.contains(f.as_str()) {
+            let chosen = if opts.exact {
+                name == *f
+            } else {
+                name.contains(f.as_str()) || display.contains(f.as_str())
+            };
+            if !chosen {
                 tally.skipped += 1;
                 continue;
             }
@@ -220,6 +241,23 @@ fn run_file(
         let result = run_one(&run, &body, session, span);
         if let (Some(s), Some(id)) = (session.as_mut(), span) {
             s.close(id, result.as_ref().err().map(|_| "failed"));
+        }
+        if opts.json {
+            let line = lines.line(body.span.start);
+            let (outcome, details) = match &result {
+                Ok(()) => ("passed", None),
+                Err(d) => ("failed", Some(d.as_str())),
+            };
+            let record = serde_json::json!({
+                "event": "test", "file": display, "name": name, "line": line,
+                "outcome": outcome, "details": details,
+            });
+            let _ = writeln!(out, "{record}");
+            match result {
+                Ok(()) => tally.passed += 1,
+                Err(_) => tally.failed += 1,
+            }
+            continue;
         }
         match result {
             Ok(()) => {
@@ -370,5 +408,17 @@ fn dir_of(p: &Path) -> PathBuf {
     match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
+    }
+}
+
+/// A file whose tests could not run: a `FAIL` line, or a JSON record naming no test.
+fn file_failed(out: &mut dyn Write, opts: &TestOpts, display: &str, why: &str) {
+    if opts.json {
+        let record = serde_json::json!({
+            "event": "file", "file": display, "outcome": "failed", "details": why,
+        });
+        let _ = writeln!(out, "{record}");
+    } else {
+        let _ = writeln!(out, "FAIL {display}: {why}");
     }
 }

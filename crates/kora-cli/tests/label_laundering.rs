@@ -34,6 +34,8 @@ const CASES: &[(&str, &str)] = &[
     ("len_keys", "v = len(list({c: 1 for c in secret}.keys()))"),
     ("len_appended", "xs: list[str] = []\nxs.extend(list(secret))\nv = len(xs)"),
     ("truth_not", "v = not list(secret)[5:]"),
+    // A plain list holding labelled items: `not` reads every label inside (the `sized` rule).
+    ("truth_not_extended", "xs: list[str] = []\nxs.extend(list(secret)[16:])\nv = not xs"),
     ("truth_bool", "v = bool(list(secret)[17:])"),
     ("hash_tuple", "v = hash(tuple(secret)) % 1000003"),
     // Repetition counts and range bounds label what they build.

@@ -186,3 +186,41 @@ fn the_mode_is_off_unless_asked_and_refuses_an_unknown_name() {
         "the mode labels literals, so the test above is not vacuous"
     );
 }
+
+/// Values that arrive as program arguments go through the same differential: the mode labels
+/// `env.args()` too, and every operator, method and built-in below must answer as it does on
+/// the plain arguments.
+#[test]
+fn program_arguments_answer_alike_when_labelled() {
+    let d = support::temp_dir("kora-transparency", "args");
+    let src = r#"use env
+args = env.args()
+n = int(args[0])
+words = args[1].split(" ")
+items = sorted(args[2].split(","))
+print(len(args), n * 7, n > 2, n == 3, args[0] is None, args[0] == "3")
+print(words, [w.upper() for w in words], "-".join(items), items[0] < items[1])
+print(f"{args[1]:>14}|{n:04d}|{len(words)}", args[1].title(), args[1][::-1])
+d = {w: len(w) for w in words}
+print(d, "hello" in d, max(d, key=lambda k: d[k]), sum(d.values()))
+print(hash(args[0]) == hash("3"), bool(args[1]), not args[2], set(items) == {"a", "b", "c"})
+print(repr(args[2]), str(float(n) / 2), list(range(n)), args[1].count("l"))
+"#;
+    std::fs::write(d.join("main.ko"), src).expect("write");
+    let argv = ["run", "main.ko", "3", "hello world", "b,a,c"];
+    let plain = support::kora(&d, &argv, None);
+    assert!(plain.status.success(), "{}", support::text(&plain.stderr));
+    let labelled = support::kora_env(&d, &argv, None, &[("KORA_LABEL_LITERALS", "unverified")]);
+    assert_eq!(support::text(&labelled.stderr), "");
+    assert_eq!(
+        support::text(&labelled.stdout),
+        support::text(&plain.stdout)
+    );
+    let secret = support::kora_env(&d, &argv, None, &[("KORA_LABEL_LITERALS", "classified")]);
+    assert!(secret.status.success(), "{}", support::text(&secret.stderr));
+    let shown = support::text(&secret.stdout);
+    assert!(
+        !shown.contains("hello") && shown.contains("__CLASSIFIED__"),
+        "the mode labels the arguments, so the comparison above is not vacuous: {shown}"
+    );
+}

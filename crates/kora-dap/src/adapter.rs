@@ -1,5 +1,6 @@
 //! The protocol loop: one thread answering the editor's requests and forwarding the debuggee's stops and output, in the order they happened.
 
+use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -10,19 +11,21 @@ use dap::events::{Event, ExitedEventBody, OutputEventBody, StoppedEventBody};
 use dap::prelude::{Command, Request, ResponseBody, Server};
 use dap::responses::{
     ContinueResponse, EvaluateResponse, ScopesResponse, SetBreakpointsResponse,
-    SetExceptionBreakpointsResponse, StackTraceResponse, ThreadsResponse, VariablesResponse,
+    SetExceptionBreakpointsResponse, SetVariableResponse, StackTraceResponse, ThreadsResponse,
+    VariablesResponse,
 };
 use dap::server::ServerOutput;
 use dap::types::{
-    Breakpoint, Capabilities, OutputEventCategory, Scope, Source, StackFrame, StoppedEventReason,
-    Thread, Variable,
+    Breakpoint, Capabilities, OutputEventCategory, Scope, Source, SourceBreakpoint, StackFrame,
+    StoppedEventReason, Thread, Variable,
 };
 use kora_runtime::agents::cassette::Mode;
 
+use crate::breakpoint::{parse_log, HitRule, Spec};
 use crate::framing::{self, Incoming};
 use crate::launch::{self, Launch};
 use crate::lines::{file_lines, Landing};
-use crate::link::{Msg, Reason, Resume, Shared};
+use crate::link::{Msg, Place, Reason, Resume, SetVariable, Shared};
 use crate::variables::StoppedView;
 
 /// The one thread a Kora program runs on.
@@ -66,6 +69,7 @@ where
         exited: false,
         next_breakpoint: 1,
         raised: None,
+        program: None,
     };
     a.run(rx)
 }
@@ -85,6 +89,8 @@ struct Adapter<W: Write> {
     next_breakpoint: i64,
     /// The error the program is stopped on, for `exceptionInfo`.
     raised: Option<crate::exceptions::Raised>,
+    /// The launched file: its `parallel for` branches decide where breakpoints cannot stop.
+    program: Option<PathBuf>,
 }
 
 impl<W: Write> Adapter<W> {
@@ -119,7 +125,18 @@ impl<W: Write> Adapter<W> {
                         Reason::Entry => (StoppedEventReason::Entry, None),
                         Reason::Step => (StoppedEventReason::Step, None),
                         Reason::Pause => (StoppedEventReason::Pause, None),
-                        Reason::Breakpoint(id) => (StoppedEventReason::Breakpoint, Some(vec![id])),
+                        Reason::Breakpoint(id, note) => {
+                            if let Some(why) = note {
+                                description = Some("Breakpoint condition failed".into());
+                                self.event(Event::Output(OutputEventBody {
+                                    category: Some(OutputEventCategory::Console),
+                                    output: format!("kora dap: {why}\n"),
+                                    ..OutputEventBody::default()
+                                }));
+                                text = Some(why);
+                            }
+                            (StoppedEventReason::Breakpoint, Some(vec![id]))
+                        }
                         Reason::Error(raised) => {
                             description = Some(format!("Error {}", raised.code));
                             text = Some(raised.message.clone());
@@ -152,6 +169,14 @@ impl<W: Write> Adapter<W> {
                     }));
                 }
                 Msg::Output { .. } => {}
+                Msg::Log(text) if !self.terminating => {
+                    self.event(Event::Output(OutputEventBody {
+                        category: Some(OutputEventCategory::Console),
+                        output: text,
+                        ..OutputEventBody::default()
+                    }));
+                }
+                Msg::Log(_) => {}
                 Msg::Exited(code) => {
                     if !self.exited && !self.terminating {
                         self.event(Event::Exited(ExitedEventBody { exit_code: code }));
@@ -187,6 +212,10 @@ impl<W: Write> Adapter<W> {
                     supports_terminate_request: Some(true),
                     supports_evaluate_for_hovers: Some(true),
                     supports_exception_info_request: Some(true),
+                    supports_conditional_breakpoints: Some(true),
+                    supports_hit_conditional_breakpoints: Some(true),
+                    supports_log_points: Some(true),
+                    supports_set_variable: Some(true),
                     exception_breakpoint_filters: Some(crate::exceptions::filters()),
                     ..Capabilities::default()
                 };
@@ -270,6 +299,16 @@ impl<W: Write> Adapter<W> {
                     Err(why) => req.error(&why),
                 }
             }
+            Command::SetVariable(args) => match self.set_variable(args) {
+                Ok(v) => req.success(ResponseBody::SetVariable(SetVariableResponse {
+                    value: v.value,
+                    type_field: Some(v.ty),
+                    variables_reference: Some(v.reference),
+                    named_variables: None,
+                    indexed_variables: None,
+                })),
+                Err(why) => req.error(&why),
+            },
             Command::Continue(_) => match self.resume(Resume::Continue) {
                 // Left out: this version of the `dap` crate spells the field in snake case.
                 Ok(()) => req.success(ResponseBody::Continue(ContinueResponse {
@@ -330,6 +369,7 @@ impl<W: Write> Adapter<W> {
         if !path.is_file() {
             return Err(format!("cannot find the program `{program}`"));
         }
+        self.program = Some(path.clone());
         let mode = if flag("record") {
             Mode::Record
         } else if flag("replay") {
@@ -362,7 +402,7 @@ impl<W: Write> Adapter<W> {
         &mut self,
         args: &dap::requests::SetBreakpointsArguments,
     ) -> Vec<Breakpoint> {
-        let requested: Vec<i64> = args.breakpoints.iter().flatten().map(|b| b.line).collect();
+        let requested: Vec<&SourceBreakpoint> = args.breakpoints.iter().flatten().collect();
         let Some(path) = args.source.path.as_ref().map(PathBuf::from) else {
             return requested
                 .iter()
@@ -370,34 +410,45 @@ impl<W: Write> Adapter<W> {
                 .collect();
         };
         let canonical = std::fs::canonicalize(&path).unwrap_or(path.clone());
-        let lines = file_lines(&path);
-        let mut table = std::collections::HashMap::new();
+        let lines = file_lines(&path, self.program.as_deref());
+        let mut table: HashMap<u32, Arc<Spec>> = HashMap::new();
         let mut out = Vec::new();
-        for line in requested {
+        for bp in requested {
+            let line = bp.line;
             let landing = match u32::try_from(line) {
                 Ok(l) if l > 0 => lines.land(l),
                 _ => Landing::Refused(format!("line {line} does not exist")),
             };
-            match landing {
-                Landing::At(l) => {
-                    let id = *table.entry(l).or_insert_with(|| {
-                        self.next_breakpoint += 1;
-                        self.next_breakpoint - 1
-                    });
-                    let moved = (i64::from(l) != line).then(|| {
-                        format!("moved from line {line} to the next statement, on line {l}")
-                    });
-                    out.push(Breakpoint {
-                        id: Some(id),
-                        verified: true,
-                        message: moved,
-                        source: Some(args.source.clone()),
-                        line: Some(i64::from(l)),
-                        ..Breakpoint::default()
-                    });
+            let (l, caveat) = match landing {
+                Landing::At(l, caveat) => (l, caveat),
+                Landing::Refused(why) => {
+                    out.push(refused(&why, Some(args.source.clone())));
+                    continue;
                 }
-                Landing::Refused(why) => out.push(refused(&why, Some(args.source.clone()))),
-            }
+            };
+            let spec = match self.spec(bp) {
+                Ok(spec) => spec,
+                Err(why) => {
+                    out.push(refused(&why, Some(args.source.clone())));
+                    continue;
+                }
+            };
+            // Two requests landing on one line share the first one's rules.
+            let id = table.entry(l).or_insert_with(|| Arc::new(spec)).id;
+            let moved = (i64::from(l) != line)
+                .then(|| format!("moved from line {line} to the next statement, on line {l}"));
+            let message = match (moved, caveat) {
+                (Some(m), Some(c)) => Some(format!("{m}; {c}")),
+                (m, c) => m.or(c),
+            };
+            out.push(Breakpoint {
+                id: Some(id),
+                verified: true,
+                message,
+                source: Some(args.source.clone()),
+                line: Some(i64::from(l)),
+                ..Breakpoint::default()
+            });
         }
         let mut shared = self
             .shared
@@ -407,6 +458,88 @@ impl<W: Write> Adapter<W> {
         shared.insert(canonical, table);
         self.shared.generation.fetch_add(1, Ordering::AcqRel);
         out
+    }
+
+    /// A requested breakpoint's condition, hit count and log message, refused when unreadable.
+    fn spec(&mut self, bp: &SourceBreakpoint) -> Result<Spec, String> {
+        let text = |o: &Option<String>| {
+            o.as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+        };
+        let condition = text(&bp.condition)
+            .map(|c| crate::expression::parse(&c).map_err(|e| format!("condition: {e}")))
+            .transpose()?;
+        let hit = text(&bp.hit_condition)
+            .map(|h| HitRule::parse(&h))
+            .transpose()?;
+        let log = bp
+            .log_message
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .map(|m| parse_log(m).map_err(|e| format!("log message: {e}")))
+            .transpose()?;
+        self.next_breakpoint += 1;
+        Ok(Spec {
+            id: self.next_breakpoint - 1,
+            condition,
+            hit,
+            log,
+        })
+    }
+
+    /// Changes a local or a global of the stopped program; the view is taken afresh after it.
+    fn set_variable(
+        &mut self,
+        args: &dap::requests::SetVariableArguments,
+    ) -> Result<crate::variables::Entry, String> {
+        let view = self
+            .stopped
+            .as_ref()
+            .ok_or("the program is running: variables are changed when it is paused")?;
+        let (frame, place) = view
+            .scopes
+            .iter()
+            .enumerate()
+            .find_map(|(i, (locals, globals))| {
+                if *locals == Some(args.variables_reference) {
+                    Some((i, Place::Local(i)))
+                } else if *globals == args.variables_reference {
+                    Some((i, Place::Global(view.frames[i].module)))
+                } else {
+                    None
+                }
+            })
+            .ok_or("only a frame's Locals and Globals can be changed; to change an element or a field, assign it in the program")?;
+        let resume = self.resume.as_ref().ok_or("the program has ended")?;
+        let (reply, answer) = channel();
+        let req = SetVariable {
+            place,
+            name: args.name.clone(),
+            value: args.value.clone(),
+            frame,
+            reply,
+        };
+        resume
+            .send(Resume::Set(Box::new(req)))
+            .map_err(|_| "the program has ended".to_string())?;
+        let snapshot = answer
+            .recv()
+            .map_err(|_| "the program has ended".to_string())??;
+        let view = StoppedView::new(snapshot);
+        let (locals, globals) = view.scopes.get(frame).copied().ok_or("the frame is gone")?;
+        let reference = match place {
+            Place::Local(_) => locals.unwrap_or(globals),
+            Place::Global(_) => globals,
+        };
+        let entry = view
+            .variables(reference)
+            .and_then(|vs| vs.iter().find(|e| e.name == args.name))
+            .cloned()
+            .ok_or_else(|| format!("`{}` is gone after the change", args.name))?;
+        self.stopped = Some(view);
+        Ok(entry)
     }
 
     fn stack_trace(&self, start: Option<i64>, levels: Option<i64>) -> Vec<StackFrame> {

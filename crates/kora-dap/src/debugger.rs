@@ -12,7 +12,12 @@ use kora_check::hir::{ModId, Program};
 use kora_runtime::observe::debug::{Debugger, FrameStack};
 use kora_syntax::{LineIndex, Span};
 
-use crate::link::{Msg, Reason, Resume, Shared, Stop};
+use kora_runtime::value::format::type_name_in;
+use kora_runtime::Value;
+
+use crate::breakpoint::{Spec, Verdict};
+use crate::expression::{self, Scope};
+use crate::link::{Msg, Place, Reason, Resume, SetVariable, Shared, Stop};
 use crate::snapshot;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,8 +37,11 @@ pub struct Stepper {
     paths: Vec<PathBuf>,
     shared: Arc<Shared>,
     generation: u64,
-    /// Per module: line → breakpoint id.
-    breakpoints: Vec<HashMap<u32, i64>>,
+    /// Per module: line → the breakpoint there.
+    breakpoints: Vec<HashMap<u32, Arc<Spec>>>,
+    /// Per breakpoint id: arrivals whose condition held (ids are never reused, so a
+    /// breakpoint set again starts from zero, and other files' changes keep the count).
+    hits: HashMap<i64, u64>,
     mode: Mode,
     /// No stop has happened yet and `stopOnEntry` asked for one.
     at_entry: bool,
@@ -65,6 +73,7 @@ impl Stepper {
             shared,
             generation: u64::MAX,
             breakpoints: vec![HashMap::new(); n],
+            hits: HashMap::new(),
             mode: if stop_on_entry {
                 Mode::StepIn
             } else {
@@ -137,13 +146,97 @@ impl Stepper {
         }
         self.breakpoints[m]
             .get(&line)
-            .map(|id| Reason::Breakpoint(*id))
+            .map(|spec| Reason::Breakpoint(spec.id, None))
+    }
+
+    /// Whether an arrival at a breakpoint stops, judged in the innermost frame.
+    fn judge(&mut self, module: ModId, at: Span, stack: &dyn FrameStack) -> Option<Reason> {
+        let m = module.0 as usize;
+        let line = self.lines[m].line(at.start);
+        let spec = self.breakpoints[m].get(&line)?.clone();
+        if spec.condition.is_none() && spec.hit.is_none() && spec.log.is_none() {
+            return Some(Reason::Breakpoint(spec.id, None));
+        }
+        let frames = stack.frames();
+        let locals = match frames.last() {
+            Some(f) if f.func != "<module>" => f.locals.as_slice(),
+            _ => &[],
+        };
+        let globals = stack.globals(module);
+        let scope = Scope {
+            prog: &self.prog,
+            locals,
+            globals: &globals,
+        };
+        let hits = self.hits.entry(spec.id).or_insert(0);
+        match spec.judge(&scope, hits) {
+            Verdict::Pass => None,
+            Verdict::Stop => Some(Reason::Breakpoint(spec.id, None)),
+            Verdict::StopBroken(why) => Some(Reason::Breakpoint(
+                spec.id,
+                Some(format!(
+                    "the breakpoint's condition could not be read: {why}"
+                )),
+            )),
+            Verdict::Log(text) => {
+                let _ = self.tx.send(Msg::Log(text));
+                None
+            }
+        }
+    }
+
+    /// `setVariable`: evaluates the new value in the stopped frame and writes it, keeping the
+    /// variable's type (the checker's types still hold after the edit).
+    fn set(&self, req: &SetVariable, stack: &mut dyn FrameStack) -> Result<(), String> {
+        let expr = expression::parse(&req.value)?;
+        let frames = stack.frames();
+        let n = frames.len();
+        let index = n
+            .checked_sub(req.frame + 1)
+            .ok_or_else(|| format!("there is no frame {}", req.frame))?;
+        let f = &frames[index];
+        let locals = if f.func == "<module>" {
+            &[][..]
+        } else {
+            f.locals.as_slice()
+        };
+        let globals = stack.globals(f.module);
+        let scope = Scope {
+            prog: &self.prog,
+            locals,
+            globals: &globals,
+        };
+        let value = scope.eval(&expr)?;
+        let old = match req.place {
+            Place::Local(_) => locals
+                .iter()
+                .find(|(k, _)| *k == req.name)
+                .map(|(_, v)| v.clone()),
+            Place::Global(m) => stack
+                .globals(m)
+                .into_iter()
+                .find(|(k, _)| *k == req.name)
+                .map(|(_, v)| v),
+        }
+        .ok_or_else(|| format!("`{}` is not defined in this frame", req.name))?;
+        let was = type_name_in(&self.prog, &old);
+        let now = type_name_in(&self.prog, &value);
+        if !matches!(old, Value::None) && was != now {
+            return Err(format!(
+                "`{}` is of type {was}: it can be given another {was} value, not a {now}",
+                req.name
+            ));
+        }
+        match req.place {
+            Place::Local(frame) => stack.set_local(n - 1 - frame, &req.name, value),
+            Place::Global(m) => stack.set_global(m, &req.name, value),
+        }
     }
 }
 
 impl Stepper {
     /// Hands over a snapshot and waits for the editor; `depth` is where stepping resumes from.
-    fn stop(&mut self, reason: Reason, depth: usize, stack: &dyn FrameStack) {
+    fn stop(&mut self, reason: Reason, depth: usize, stack: &mut dyn FrameStack) {
         let snapshot = snapshot::take(&self.prog, &self.lines, stack);
         let stop = Box::new(Stop { reason, snapshot });
         if self.tx.send(Msg::Stopped(stop)).is_err() {
@@ -151,17 +244,25 @@ impl Stepper {
             return;
         }
         self.at_entry = false;
-        self.mode = match self.resume.recv() {
-            Ok(Resume::Continue) | Err(_) => Mode::Run,
-            Ok(Resume::Next) => Mode::Next(depth),
-            Ok(Resume::StepIn) => Mode::StepIn,
-            Ok(Resume::StepOut) => Mode::Out(depth),
+        self.mode = loop {
+            match self.resume.recv() {
+                Ok(Resume::Continue) | Err(_) => break Mode::Run,
+                Ok(Resume::Next) => break Mode::Next(depth),
+                Ok(Resume::StepIn) => break Mode::StepIn,
+                Ok(Resume::StepOut) => break Mode::Out(depth),
+                Ok(Resume::Set(req)) => {
+                    let answer = self
+                        .set(&req, stack)
+                        .map(|()| snapshot::take(&self.prog, &self.lines, stack));
+                    let _ = req.reply.send(answer);
+                }
+            }
         };
     }
 }
 
 impl Debugger for Stepper {
-    fn on_error(&mut self, code: &str, message: &str, stack: &dyn FrameStack) {
+    fn on_error(&mut self, code: &str, message: &str, stack: &mut dyn FrameStack) {
         if !self.shared.stop_on_error.load(Ordering::Acquire) {
             return;
         }
@@ -174,9 +275,19 @@ impl Debugger for Stepper {
         self.mode = Mode::Run;
     }
 
-    fn before_statement(&mut self, module: ModId, at: Span, depth: usize, stack: &dyn FrameStack) {
+    fn before_statement(
+        &mut self,
+        module: ModId,
+        at: Span,
+        depth: usize,
+        stack: &mut dyn FrameStack,
+    ) {
         self.refresh();
-        let Some(reason) = self.reason(module, at, depth) else {
+        let reason = match self.reason(module, at, depth) {
+            Some(Reason::Breakpoint(..)) => self.judge(module, at, stack),
+            other => other,
+        };
+        let Some(reason) = reason else {
             return;
         };
         self.stop(reason, depth, stack);

@@ -81,6 +81,9 @@ pub fn read(input: &mut impl BufRead) -> Incoming {
             o.remove("arguments");
         }
     }
+    if command == "setBreakpoints" {
+        protocol_names(&mut v);
+    }
     let seq = v["seq"].as_i64();
     match serde_json::from_value::<Request>(v) {
         Ok(r) => Incoming::Request(Box::new(r)),
@@ -88,6 +91,28 @@ pub fn read(input: &mut impl BufRead) -> Incoming {
             seq,
             why: format!("`{command}`: {e}"),
         },
+    }
+}
+
+/// This version of the `dap` crate reads a source breakpoint's `hitCondition` and `logMessage`
+/// under their Rust names only; without this they would be dropped and the breakpoint would
+/// stop unconditionally.
+fn protocol_names(v: &mut Value) {
+    let Some(bps) = v
+        .pointer_mut("/arguments/breakpoints")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for bp in bps.iter_mut().filter_map(Value::as_object_mut) {
+        for (wire, ours) in [
+            ("hitCondition", "hit_condition"),
+            ("logMessage", "log_message"),
+        ] {
+            if let Some(x) = bp.remove(wire) {
+                bp.insert(ours.to_string(), x);
+            }
+        }
     }
 }
 

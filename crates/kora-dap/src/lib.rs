@@ -6,13 +6,16 @@
 //! Values never leave the debuggee thread; only their rendered copies do.
 
 mod adapter;
+pub mod breakpoint;
 mod debugger;
 mod exceptions;
+pub mod expression;
 mod framing;
 mod launch;
 pub mod lines;
 mod link;
 mod output;
+pub mod reach;
 pub mod snapshot;
 pub mod variables;
 

@@ -18,13 +18,16 @@ pub struct FileLines {
     pub parallel: Vec<(u32, u32)>,
     /// Why no breakpoint in this file can be trusted (it cannot be read, or does not check).
     pub problem: Option<String>,
+    /// Inclusive line ranges of functions some `parallel for` branch can run, with their
+    /// name and whether code outside any branch can run them too.
+    pub branch_functions: Vec<(u32, u32, String, bool)>,
 }
 
 /// Where a requested breakpoint landed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Landing {
-    /// On `line`: the requested one, or the next line with a statement.
-    At(u32),
+    /// On `line`: the requested one, or the next line with a statement; with a caveat to show.
+    At(u32, Option<String>),
     Refused(String),
 }
 
@@ -42,15 +45,32 @@ impl FileLines {
         if let Some(p) = &self.problem {
             return Landing::Refused(p.clone());
         }
-        match self.statements.range(requested..).next() {
-            Some(&l) => Landing::At(l),
-            None => Landing::Refused(format!("no statement at or after line {requested}")),
+        let Some(&l) = self.statements.range(requested..).next() else {
+            return Landing::Refused(format!("no statement at or after line {requested}"));
+        };
+        let branch = self
+            .branch_functions
+            .iter()
+            .filter(|(a, b, _, _)| *a <= l && l <= *b)
+            .min_by_key(|(a, b, _, _)| b - a);
+        match branch {
+            Some((_, _, name, false)) => Landing::Refused(format!(
+                "`{name}` runs only in `parallel for` branches, which run on worker threads with no debugger: put the breakpoint where the loop is, or call `{name}` outside the loop to debug it"
+            )),
+            Some((_, _, name, true)) => Landing::At(
+                l,
+                Some(format!(
+                    "stops only when `{name}` is called outside a `parallel for`; its calls from branches run on worker threads with no debugger"
+                )),
+            ),
+            None => Landing::At(l, None),
         }
     }
 }
 
-/// Reads, parses and checks `path` to find its statement lines.
-pub fn file_lines(path: &Path) -> FileLines {
+/// Reads, parses and checks `path` to find its statement lines; `root` is the launched
+/// program, whose `parallel for` branches decide which functions cannot stop.
+pub fn file_lines(path: &Path, root: Option<&Path>) -> FileLines {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -65,12 +85,33 @@ pub fn file_lines(path: &Path) -> FileLines {
     let parsed = kora_syntax::parse(&text);
     parallel_bodies(&parsed.module.stmts, &index, &mut out.parallel);
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let program = check_program(path, &Disk).ok().and_then(|c| c.program);
-    match program
-        .as_ref()
-        .and_then(|p| p.modules.iter().find(|m| m.path == canonical))
-    {
-        Some(m) => hir_lines(&m.body.body, &index, &mut out.statements),
+    let checked = |p: &Path| check_program(p, &Disk).ok().and_then(|c| c.program);
+    let holds = |p: &kora_check::hir::Program| p.modules.iter().any(|m| m.path == canonical);
+    // The launched program sees every caller; a file it does not `use` is checked on its own.
+    let program = root
+        .and_then(checked)
+        .filter(|p| holds(p))
+        .or_else(|| checked(path));
+    match program.as_ref().and_then(|p| {
+        p.modules
+            .iter()
+            .find(|m| m.path == canonical)
+            .map(|m| (p, m))
+    }) {
+        Some((p, m)) => {
+            hir_lines(&m.body.body, &index, &mut out.statements);
+            for f in crate::reach::reached_from_branches(p) {
+                if f.module == m.id {
+                    let last = f.span.end.saturating_sub(1).max(f.span.start);
+                    out.branch_functions.push((
+                        index.line(f.span.start),
+                        index.line(last),
+                        f.name,
+                        f.also_sequential,
+                    ));
+                }
+            }
+        }
         None => {
             out.problem = Some(
                 "this file has errors (see `kora check`); it cannot run until they are fixed"
@@ -136,7 +177,7 @@ mod tests {
         let path = dir.join("h.ko");
         let src = "def f(t: str) -> None:\n    r: Result[str] = analyze(t, \"x\")\n        on token(piece):\n            rs = parallel for c in [1, 2]:\n                print(c)\n                print(piece)\n    xs = parallel for c in [1]:\n        print(c)\n";
         std::fs::write(&path, src).expect("write program");
-        let lines = file_lines(&path);
+        let lines = file_lines(&path, None);
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(lines.parallel, vec![(5, 6), (8, 8)]);
     }

@@ -3,10 +3,14 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::Mutex;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+
+use kora_check::hir::ModId;
 
 use dap::requests::Request;
 
+use crate::breakpoint::Spec;
 use crate::snapshot::Snapshot;
 
 /// Everything the protocol loop reacts to, in the order it happened.
@@ -21,6 +25,8 @@ pub enum Msg {
     Stopped(Box<Stop>),
     /// Program output (`stdout`) or the adapter's own report of a failure (`stderr`).
     Output { stderr: bool, text: String },
+    /// A logpoint's message.
+    Log(String),
     /// The program finished with this exit code (0 ok, 1 run-time error, 2 did not check).
     Exited(i64),
 }
@@ -30,7 +36,8 @@ pub enum Reason {
     Entry,
     Step,
     Pause,
-    Breakpoint(i64),
+    /// At this breakpoint; with the reason its condition could not be read, if it could not.
+    Breakpoint(i64, Option<String>),
     /// A runtime error, in the frame that raised it.
     Error(crate::exceptions::Raised),
 }
@@ -41,12 +48,33 @@ pub struct Stop {
 }
 
 /// How the stopped program goes on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Resume {
     Continue,
     Next,
     StepIn,
     StepOut,
+    /// `setVariable`: the program stays stopped and answers with the new snapshot.
+    Set(Box<SetVariable>),
+}
+
+/// Where the variable to change lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Frame `n` of the snapshot (innermost first).
+    Local(usize),
+    Global(ModId),
+}
+
+#[derive(Debug)]
+pub struct SetVariable {
+    pub place: Place,
+    pub name: String,
+    /// The new value, as an expression evaluated in the stopped frame.
+    pub value: String,
+    /// The frame the value expression is evaluated in (snapshot index, innermost first).
+    pub frame: usize,
+    pub reply: Sender<Result<Snapshot, String>>,
 }
 
 /// State both threads touch, lock-free where the interpreter reads it per statement.
@@ -58,6 +86,6 @@ pub struct Shared {
     pub stop_on_error: AtomicBool,
     /// Bumped whenever `breakpoints` changes, so the interpreter re-reads it only then.
     pub generation: AtomicU64,
-    /// Canonical file path → (line → breakpoint id).
-    pub breakpoints: Mutex<HashMap<PathBuf, HashMap<u32, i64>>>,
+    /// Canonical file path → (line → the breakpoint there).
+    pub breakpoints: Mutex<HashMap<PathBuf, HashMap<u32, Arc<Spec>>>>,
 }

@@ -239,7 +239,8 @@ mod imp {
     fn with_abi_guard(body: BpfProgram) -> BpfProgram {
         use seccompiler::sock_filter;
         const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-        const LD_W_ABS: u16 = 0x00 | 0x00 | 0x20;
+        // BPF_LD and BPF_W are both 0, so the load is BPF_ABS alone.
+        const LD_W_ABS: u16 = 0x20;
         const JGE_K: u16 = 0x05 | 0x30;
         const RET_K: u16 = 0x06;
         let mut prog = vec![

@@ -20,13 +20,15 @@ use crate::text::Lines;
 /// Source text: open editor buffers first, the disk for everything else.
 pub struct Overlay<'a> {
     pub open: &'a HashMap<PathBuf, String>,
+    /// Packages resolve as `kora check` resolves them (kora-pkg's resolver).
+    pub packages: Option<&'a dyn kora_check::Packages>,
 }
 
 impl Sources for Overlay<'_> {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         match self.open.get(path) {
             Some(t) => Ok(t.clone()),
-            None => std::fs::read_to_string(path),
+            None => kora_check::loader::read_source(path),
         }
     }
 
@@ -39,6 +41,10 @@ impl Sources for Overlay<'_> {
                 false => Err(e),
             },
         }
+    }
+
+    fn packages(&self) -> Option<&dyn kora_check::Packages> {
+        self.packages
     }
 }
 
@@ -138,7 +144,11 @@ impl Analysis {
 
 /// Parses and checks `entry` (and what it uses), reading open buffers from `open`.
 pub fn analyze(entry: &Path, open: &HashMap<PathBuf, String>) -> Analysis {
-    let overlay = Overlay { open };
+    let project = kora_pkg::Project::for_entry(entry);
+    let overlay = Overlay {
+        open,
+        packages: Some(&project.resolver),
+    };
     let checked = match check_program_with(
         entry,
         &overlay,

@@ -1,12 +1,12 @@
 //! Go to definition: from a name, field or `use` path in the analysed document to where it is declared, in any file it reaches.
 
 use kora_check::facts::{Binding, NameFact};
-use kora_check::types::Ty;
 use kora_syntax::Span;
 
 use crate::analysis::{Analysis, FileAnalysis};
-use crate::text::word_at;
-use crate::walk::record_named;
+use crate::refs::collect;
+use crate::symbol::{occurrences, symbol_at};
+use crate::walk::{alias_named, record_named};
 
 /// A place in one of the analysis's files (`file` indexes `Analysis::files`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +28,30 @@ pub fn definition(a: &Analysis, offset: usize) -> Option<Place> {
     if let Some(n) = entry.name_at(offset) {
         return binding_site(a, entry, n);
     }
-    field_site(a, entry, offset)
+    if let Some((sym, _)) = symbol_at(a, offset) {
+        if let Some(o) = occurrences(a, &sym).into_iter().find(|o| o.write) {
+            return Some(Place {
+                file: o.file,
+                span: o.span,
+            });
+        }
+    }
+    alias_site(entry, offset)
+}
+
+/// A name in an annotation that names a `type X = ...` alias of this file.
+fn alias_site(entry: &FileAnalysis, offset: usize) -> Option<Place> {
+    let off = offset as u32;
+    let refs = collect(&entry.text, &entry.ast.stmts);
+    let t = refs
+        .types
+        .iter()
+        .find(|t| t.qualifier.is_none() && t.span.start <= off && off <= t.span.end)?;
+    let (name, _) = alias_named(&entry.ast.stmts, &t.name)?;
+    Some(Place {
+        file: 0,
+        span: name.span,
+    })
 }
 
 /// Where the name occurrence `n` (in `file`) was bound.
@@ -87,26 +110,4 @@ pub fn binding_site(a: &Analysis, file: &FileAnalysis, n: &NameFact) -> Option<P
         }),
         Binding::Builtin(_) => None,
     }
-}
-
-/// `record.field`: the field's declaration in its `type` block.
-fn field_site(a: &Analysis, entry: &FileAnalysis, offset: usize) -> Option<Place> {
-    let word = word_at(&entry.text, offset)?;
-    if !entry.text[..word.start].ends_with('.') {
-        return None;
-    }
-    let Ty::Record(t, _) = entry.receiver_type(word.start - 1)? else {
-        return None;
-    };
-    let info = a.types.get(t.0 as usize)?;
-    let owner = a.files.iter().position(|f| f.module == info.module)?;
-    let decl = record_named(&a.files[owner].ast.stmts, &info.name)?;
-    let field = decl
-        .fields
-        .iter()
-        .find(|f| f.name.name == entry.text[word.clone()])?;
-    Some(Place {
-        file: owner,
-        span: field.name.span,
-    })
 }

@@ -54,7 +54,7 @@ pub fn for_entry(uri: &Uri, a: &Analysis) -> Vec<lsp::Diagnostic> {
     out
 }
 
-fn convert(uri: &Uri, f: &FileAnalysis, d: &kora_syntax::Diagnostic) -> lsp::Diagnostic {
+pub fn convert(uri: &Uri, f: &FileAnalysis, d: &kora_syntax::Diagnostic) -> lsp::Diagnostic {
     let mut message = d.message.clone();
     if let Some(l) = d.labels.iter().find(|l| l.primary && !l.message.is_empty()) {
         message.push_str(&format!(" ({})", l.message));

@@ -19,6 +19,9 @@ struct Inner {
     /// Keyed by canonical path, the key the checker's loader uses.
     docs: HashMap<PathBuf, Doc>,
     analyses: HashMap<PathBuf, (i32, Arc<Analysis>)>,
+    /// The analysis each document had before its newest one: completion after a `.` just typed
+    /// answers from it (see `analysis_without`), as the newest text may not parse yet.
+    previous: HashMap<PathBuf, Arc<Analysis>>,
 }
 
 #[derive(Clone, Default)]
@@ -64,6 +67,7 @@ impl Documents {
         let mut inner = self.lock();
         inner.docs.remove(&path);
         inner.analyses.remove(&path);
+        inner.previous.remove(&path);
     }
 
     pub fn text(&self, path: &Path) -> Option<String> {
@@ -101,11 +105,44 @@ impl Documents {
         let mut inner = self.lock();
         let current = inner.docs.get(path).map(|d| d.version);
         if current == Some(version) {
-            inner
+            let old = inner
                 .analyses
                 .insert(path.to_path_buf(), (version, a.clone()));
+            if let Some((_, old)) = old {
+                inner.previous.insert(path.to_path_buf(), old);
+            }
         }
         Some((version, a))
+    }
+
+    /// A kept analysis of exactly `text` without `text[from..to]` (a `.` just typed, with any
+    /// blanks after it). Every offset before `from` means the same in both texts and the code
+    /// after is unchanged, so what that analysis knows about the expression ending at `from`
+    /// holds for `text` too; no new check is needed.
+    pub fn analysis_without(
+        &self,
+        path: &Path,
+        text: &str,
+        from: usize,
+        to: usize,
+    ) -> Option<Arc<Analysis>> {
+        let (Some(head), Some(tail)) = (text.get(..from), text.get(to..)) else {
+            return None;
+        };
+        let inner = self.lock();
+        let newest = inner.analyses.get(path).map(|(_, a)| a);
+        let found = [newest, inner.previous.get(path)]
+            .into_iter()
+            .flatten()
+            .find(|a| {
+                a.entry().is_some_and(|f| {
+                    f.text.len() == head.len() + tail.len()
+                        && f.text.starts_with(head)
+                        && f.text.ends_with(tail)
+                })
+            })
+            .cloned();
+        found
     }
 
     /// An analysis of the document as if its text were `text` (completion's placeholder); not cached.
@@ -122,4 +159,11 @@ fn snapshot(inner: &Inner) -> HashMap<PathBuf, String> {
         .iter()
         .map(|(p, d)| (p.clone(), d.text.clone()))
         .collect()
+}
+
+impl Documents {
+    /// The paths of every open document.
+    pub fn open_paths(&self) -> Vec<PathBuf> {
+        self.lock().docs.keys().cloned().collect()
+    }
 }

@@ -8,8 +8,10 @@ use kora_syntax::Span;
 
 use crate::analysis::{Analysis, FileAnalysis, RecordInfo};
 use crate::definition::binding_site;
-use crate::text::word_at;
-use crate::walk::{def_named_at, is_parameter};
+use crate::member_docs::{builtin_type, method, std_member};
+use crate::refs::collect;
+use crate::symbol::{record_of, resolve_type, symbol_at, Symbol};
+use crate::walk::{alias_named, def_named_at, is_parameter, std_alias};
 
 /// Markdown for the hover at `offset`, and the span it describes.
 pub fn hover(a: &Analysis, offset: usize) -> Option<(String, Span)> {
@@ -45,23 +47,71 @@ pub fn hover(a: &Analysis, offset: usize) -> Option<(String, Span)> {
         };
         return Some((text, n.span));
     }
-    if let Some(word) = word_at(&entry.text, offset) {
-        if entry.text[..word.start].ends_with('.') {
-            if let Some(Ty::Record(t, rname)) = entry.receiver_type(word.start - 1) {
-                let field = &entry.text[word.clone()];
-                let info = a.types.get(t.0 as usize)?;
-                let (_, fty) = info.fields.iter().find(|(n, _)| n == field)?;
-                let span = Span::new(word.start as u32, word.end as u32);
-                return Some((
-                    format!("```kora\n{field}: {fty}\n```\nfield of `{rname}`"),
-                    span,
-                ));
-            }
-        }
+    if let Some(found) = syntax_hover(a, entry, offset) {
+        return Some(found);
     }
     let (span, ty) = entry.expr_at(offset)?;
     ty.is_known()
         .then(|| (format!("```kora\n{ty}\n```"), *span))
+}
+
+/// What the checker keeps no name fact for: type names in annotations and patterns, record
+/// fields (`r.category`, `Order(sku=...)`), methods of built-in types and standard members.
+fn syntax_hover(a: &Analysis, entry: &FileAnalysis, offset: usize) -> Option<(String, Span)> {
+    if let Some((sym, span)) = symbol_at(a, offset) {
+        match sym {
+            Symbol::Type(t) => return Some((record_block(a.types.get(t)?), span)),
+            Symbol::Field(t, field) => {
+                let info = a.types.get(t)?;
+                let (_, fty) = info.fields.iter().find(|(n, _)| *n == field)?;
+                let text = format!("```kora\n{field}: {fty}\n```\nfield of `{}`", info.name);
+                return Some((text, span));
+            }
+            Symbol::Name { .. } => {}
+        }
+    }
+    let off = offset as u32;
+    let within = |s: Span| s.start <= off && off <= s.end;
+    let refs = collect(&entry.text, &entry.ast.stmts);
+    if let Some(t) = refs.types.iter().find(|t| within(t.span)) {
+        if resolve_type(a, entry, &refs, t).is_some() {
+            return None;
+        }
+        if t.qualifier.is_none() {
+            if let Some((name, ty)) = alias_named(&entry.ast.stmts, &t.name) {
+                let text = format!(
+                    "```kora\ntype {} = {}\n```",
+                    name.name,
+                    entry.slice(ty.span)
+                );
+                return Some((text, t.span));
+            }
+            let doc = builtin_type(&t.name)?;
+            return Some((format!("```kora\n{}\n```\n{doc}", t.name), t.span));
+        }
+        let full = format!("{}.{}", t.qualifier.as_deref().unwrap_or(""), t.name);
+        return kora_check::std_api::StdType::from_name(&full).map(|_| {
+            (
+                format!("```kora\n{full}\n```\nstandard-library type"),
+                t.span,
+            )
+        });
+    }
+    let m = refs.members.iter().find(|m| within(m.span))?;
+    if record_of(entry, m.receiver).is_some() {
+        return None;
+    }
+    let receiver = entry.slice(m.receiver);
+    let sig = match std_alias(&entry.ast.stmts, receiver) {
+        Some(module) if entry.name_at(m.receiver.start as usize).is_none() => {
+            std_member(&module, &m.name)?
+        }
+        _ => {
+            let (_, ty) = entry.exprs.iter().rev().find(|(s, _)| *s == m.receiver)?;
+            method(ty, &m.name)?
+        }
+    };
+    Some((sig.markdown(), m.span))
 }
 
 /// The type to show for a name: where it is read, else where it was bound.

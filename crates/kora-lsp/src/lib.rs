@@ -1,4 +1,6 @@
-//! Kora's language server (`kora lsp`): diagnostics as you type, hover, go to definition, the outline, completion and formatting, over stdio.
+//! Kora's language server (`kora lsp`): diagnostics as you type, hover, definition, references,
+//! rename, the outline, completion, signature help, semantic tokens, quick fixes, inlay hints,
+//! workspace symbols, highlights, folding and formatting, over stdio.
 //!
 //! It parses and checks; it never runs a program. The protocol side is
 //! async (tower-lsp-server on a single-threaded tokio runtime); checking runs
@@ -6,17 +8,29 @@
 //! checker's `Rc`-based results into plain data before anything else sees them.
 
 pub mod analysis;
+pub mod code_actions;
 pub mod completion;
 pub mod definition;
 pub mod diagnostics;
+pub mod document_highlight;
 pub mod documents;
+pub mod folding_ranges;
 pub mod formatting;
 pub mod hover;
+pub mod inlay_hints;
+pub mod member_docs;
 mod publish;
+pub mod references;
+pub mod refs;
+pub mod rename;
+pub mod semantic_tokens;
 mod server;
+pub mod signature_help;
+pub mod symbol;
 pub mod symbols;
 pub mod text;
 pub mod walk;
+pub mod workspace_symbols;
 
 use std::sync::Mutex;
 
@@ -45,6 +59,8 @@ pub fn serve_stdio() -> std::io::Result<()> {
                 client,
                 docs,
                 jobs: Mutex::new(tx),
+                roots: Mutex::new(Vec::new()),
+                sent: semantic_tokens::Sent::default(),
             }
         });
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)

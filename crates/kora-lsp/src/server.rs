@@ -1,19 +1,31 @@
-//! The `LanguageServer` implementation: document sync, and each request answered from the document's newest analysis.
+//! The `LanguageServer` implementation: document sync, the capabilities, and each request handed
+//! to the file named for it with the document's newest analysis.
 
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
+use kora_syntax::Span;
+
+use crate::analysis::Analysis;
+use crate::code_actions::code_actions;
 use crate::completion::{self, Site};
 use crate::definition::definition;
+use crate::document_highlight::document_highlight;
 use crate::documents::{path_of, Documents};
+use crate::folding_ranges::folding_ranges;
 use crate::hover::hover;
+use crate::inlay_hints::inlay_hints;
+use crate::references::references;
+use crate::rename::{prepare_rename, rename};
+use crate::signature_help::signature_help;
 use crate::symbols::document_symbols;
 use crate::text::apply_change;
+use crate::workspace_symbols::{file_symbols, kora_files};
 
 /// Completion after a bare `.` checks a copy of the text with this name typed,
 /// so the receiver parses as an attribute access rather than a syntax error.
@@ -24,6 +36,17 @@ pub struct Backend {
     pub docs: Documents,
     /// To the diagnostics worker; a `Mutex` because `Sender` is not `Sync` on every toolchain.
     pub jobs: Mutex<Sender<PathBuf>>,
+    /// The workspace folders, for workspace symbols.
+    pub roots: Mutex<Vec<PathBuf>>,
+    /// The semantic tokens last sent per document, for deltas.
+    pub sent: crate::semantic_tokens::Sent,
+}
+
+/// A request refused with a reason the editor shows (a rename to a keyword, say).
+fn refused(why: String) -> tower_lsp_server::jsonrpc::Error {
+    let mut e = tower_lsp_server::jsonrpc::Error::invalid_params(why.clone());
+    e.message = why.into();
+    e
 }
 
 impl Backend {
@@ -47,6 +70,25 @@ impl Backend {
         })
     }
 
+    /// The analysis of an open document and the byte offset of `pos` in it.
+    fn analysed_at(&self, uri: &Uri, pos: Position) -> Option<(Arc<Analysis>, usize)> {
+        let (path, offset) = self.located(uri, pos)?;
+        let (_, a) = self.docs.analysis(&path)?;
+        Some((a, offset))
+    }
+
+    fn analysed(&self, uri: &Uri) -> Option<Arc<Analysis>> {
+        self.docs.analysis(&path_of(uri)).map(|(_, a)| a)
+    }
+
+    /// A byte range of the entry file of `a`, from an LSP range.
+    fn span_of(a: &Analysis, r: Range) -> Option<Span> {
+        let f = a.entry()?;
+        let s = f.lines.offset(&f.text, r.start);
+        let e = f.lines.offset(&f.text, r.end).max(s);
+        Some(Span::new(s as u32, e as u32))
+    }
+
     fn located(&self, uri: &Uri, pos: Position) -> Option<(PathBuf, usize)> {
         let path = path_of(uri);
         let text = self.docs.text(&path)?;
@@ -56,7 +98,23 @@ impl Backend {
 }
 
 impl LanguageServer for Backend {
-    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+    #[allow(deprecated)] // `root_uri` is how older clients (Neovim 0.7) name the workspace.
+    async fn initialize(&self, p: InitializeParams) -> Result<InitializeResult> {
+        let mut roots: Vec<PathBuf> = p
+            .workspace_folders
+            .iter()
+            .flatten()
+            .filter_map(|w| w.uri.to_file_path().map(|p| p.into_owned()))
+            .collect();
+        if roots.is_empty() {
+            roots.extend(
+                p.root_uri
+                    .and_then(|u| u.to_file_path().map(|p| p.into_owned())),
+            );
+        }
+        if let Ok(mut r) = self.roots.lock() {
+            *r = roots;
+        }
         Ok(InitializeResult {
             server_info: Some(ServerInfo {
                 name: "kora".into(),
@@ -79,6 +137,36 @@ impl LanguageServer for Backend {
                 }),
                 document_formatting_provider: Some(OneOf::Left(true)),
                 document_range_formatting_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                })),
+                signature_help_provider: Some(SignatureHelpOptions {
+                    trigger_characters: Some(vec!["(".into(), ",".into()]),
+                    retrigger_characters: None,
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                }),
+                semantic_tokens_provider: Some(
+                    SemanticTokensServerCapabilities::SemanticTokensOptions(
+                        SemanticTokensOptions {
+                            legend: crate::semantic_tokens::legend(),
+                            full: Some(SemanticTokensFullOptions::Delta { delta: Some(true) }),
+                            range: None,
+                            work_done_progress_options: WorkDoneProgressOptions::default(),
+                        },
+                    ),
+                ),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                        ..CodeActionOptions::default()
+                    },
+                )),
+                inlay_hint_provider: Some(OneOf::Left(true)),
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                document_highlight_provider: Some(OneOf::Left(true)),
+                folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
                 ..ServerCapabilities::default()
             },
             ..InitializeResult::default()
@@ -111,6 +199,7 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, p: DidCloseTextDocumentParams) {
         self.docs.close(&p.text_document.uri);
+        self.sent.forget(&p.text_document.uri);
         self.client
             .publish_diagnostics(p.text_document.uri, Vec::new(), None)
             .await;
@@ -196,10 +285,22 @@ impl LanguageServer for Backend {
         };
         let items = match completion::site(&text, offset) {
             (start, Site::Member { dot }) if start == offset => {
-                let mut patched = text;
-                patched.insert_str(offset, PLACEHOLDER);
-                let a = self.docs.analysis_of_text(&path, patched);
-                completion::members(&a, dot)
+                // Typing `.` leaves a line that does not parse; the analysis from just
+                // before it knows the receiver, so only without one is the text re-checked.
+                let kept = self
+                    .docs
+                    .analysis_without(&path, &text, dot, offset)
+                    .map(|a| completion::members(&a, dot))
+                    .filter(|items| !items.is_empty());
+                match kept {
+                    Some(items) => items,
+                    None => {
+                        let mut patched = text;
+                        patched.insert_str(offset, PLACEHOLDER);
+                        let a = self.docs.analysis_of_text(&path, patched);
+                        completion::members(&a, dot)
+                    }
+                }
             }
             (_, Site::Member { dot }) => match self.docs.analysis(&path) {
                 Some((_, a)) => completion::members(&a, dot),
@@ -211,5 +312,158 @@ impl LanguageServer for Backend {
             },
         };
         Ok(Some(CompletionResponse::Array(items)))
+    }
+
+    async fn references(&self, p: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let at = p.text_document_position;
+        let Some((a, offset)) = self.analysed_at(&at.text_document.uri, at.position) else {
+            return Ok(None);
+        };
+        let uri = &at.text_document.uri;
+        Ok(references(&a, uri, offset, p.context.include_declaration))
+    }
+
+    async fn document_highlight(
+        &self,
+        p: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
+        let at = p.text_document_position_params;
+        let Some((a, offset)) = self.analysed_at(&at.text_document.uri, at.position) else {
+            return Ok(None);
+        };
+        Ok(document_highlight(&a, offset))
+    }
+
+    async fn prepare_rename(
+        &self,
+        p: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        let Some((a, offset)) = self.analysed_at(&p.text_document.uri, p.position) else {
+            return Ok(None);
+        };
+        prepare_rename(&a, offset)
+            .map(|r| Some(PrepareRenameResponse::Range(r)))
+            .map_err(refused)
+    }
+
+    async fn rename(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let at = p.text_document_position;
+        let Some((a, offset)) = self.analysed_at(&at.text_document.uri, at.position) else {
+            return Ok(None);
+        };
+        rename(&a, &at.text_document.uri, offset, &p.new_name)
+            .map(Some)
+            .map_err(refused)
+    }
+
+    async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let at = p.text_document_position_params;
+        let Some((path, offset)) = self.located(&at.text_document.uri, at.position) else {
+            return Ok(None);
+        };
+        let Some((_, a)) = self.docs.analysis(&path) else {
+            return Ok(None);
+        };
+        if let Some(help) = signature_help(&a, offset) {
+            return Ok(Some(help));
+        }
+        // An unclosed call may leave the callee unresolved: check the text with it closed.
+        let Some(mut text) = self.docs.text(&path) else {
+            return Ok(None);
+        };
+        if offset > text.len() || !text.is_char_boundary(offset) {
+            return Ok(None);
+        }
+        text.insert(offset, ')');
+        Ok(signature_help(
+            &self.docs.analysis_of_text(&path, text),
+            offset,
+        ))
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        p: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        let uri = p.text_document.uri;
+        let Some(a) = self.analysed(&uri) else {
+            return Ok(None);
+        };
+        let data = crate::semantic_tokens::tokens(&a);
+        Ok(Some(SemanticTokensResult::Tokens(
+            self.sent.full(&uri, data),
+        )))
+    }
+
+    async fn semantic_tokens_full_delta(
+        &self,
+        p: SemanticTokensDeltaParams,
+    ) -> Result<Option<SemanticTokensFullDeltaResult>> {
+        let uri = p.text_document.uri;
+        let Some(a) = self.analysed(&uri) else {
+            return Ok(None);
+        };
+        let data = crate::semantic_tokens::tokens(&a);
+        Ok(Some(
+            match self.sent.delta(&uri, &p.previous_result_id, data.clone()) {
+                Some(d) => SemanticTokensFullDeltaResult::TokensDelta(d),
+                None => SemanticTokensFullDeltaResult::Tokens(self.sent.full(&uri, data)),
+            },
+        ))
+    }
+
+    async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = p.text_document.uri;
+        let Some(a) = self.analysed(&uri) else {
+            return Ok(None);
+        };
+        let Some(range) = Self::span_of(&a, p.range) else {
+            return Ok(None);
+        };
+        Ok(Some(code_actions(&a, &uri, range)))
+    }
+
+    async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let Some(a) = self.analysed(&p.text_document.uri) else {
+            return Ok(None);
+        };
+        let Some(range) = Self::span_of(&a, p.range) else {
+            return Ok(None);
+        };
+        Ok(Some(inlay_hints(&a, range)))
+    }
+
+    async fn symbol(&self, p: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
+        let roots = self.roots.lock().map(|r| r.clone()).unwrap_or_default();
+        let mut files = Vec::new();
+        for r in &roots {
+            kora_files(r, &mut files);
+        }
+        let open = self.docs.open_paths();
+        let mut out = Vec::new();
+        for path in open
+            .iter()
+            .chain(files.iter().filter(|f| !open.contains(f)))
+        {
+            let text = match self.docs.text(path) {
+                Some(t) => t,
+                None => match std::fs::read_to_string(path) {
+                    Ok(t) => t,
+                    Err(_) => continue,
+                },
+            };
+            let Some(uri) = self.docs.uri(path).or_else(|| Uri::from_file_path(path)) else {
+                continue;
+            };
+            file_symbols(&uri, &text, &p.query, &mut out);
+        }
+        Ok(Some(WorkspaceSymbolResponse::Flat(out)))
+    }
+
+    async fn folding_range(&self, p: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        let Some(a) = self.analysed(&p.text_document.uri) else {
+            return Ok(None);
+        };
+        Ok(a.entry().map(folding_ranges))
     }
 }

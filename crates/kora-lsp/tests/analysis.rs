@@ -160,3 +160,37 @@ fn an_mcp_servers_cached_tools_are_completed_and_their_arguments_checked() {
         entry.diagnostics
     );
 }
+
+#[test]
+fn definition_goes_into_a_path_dependency() {
+    let root = std::env::temp_dir().join(format!("kora-lsp-pkg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("greet")).expect("dir");
+    std::fs::create_dir_all(root.join("app")).expect("dir");
+    std::fs::write(
+        root.join("greet/kora.toml"),
+        "[package]\nname = \"greet\"\n",
+    )
+    .expect("write");
+    let lib = "def hello(name: str) -> str:\n    return name\n";
+    std::fs::write(root.join("greet/lib.ko"), lib).expect("write");
+    std::fs::write(
+        root.join("app/kora.toml"),
+        "[dependencies]\ngreet = { path = \"../greet\" }\n",
+    )
+    .expect("write");
+    let src = "use greet\n\nprint(greet.hello(\"x\"))\n";
+    let path = std::fs::canonicalize(root.join("app"))
+        .expect("dir")
+        .join("main.ko");
+    std::fs::write(&path, src).expect("write");
+    let a = analyze(&path, &HashMap::new());
+    // On `use greet`: the package's lib.ko.
+    let d = definition(&a, offset(src, "greet", 0)).expect("the package");
+    assert!(a.files[d.file].path.ends_with("greet/lib.ko"));
+    // On `greet.hello`: the function in the package.
+    let d = definition(&a, offset(src, "hello", 0)).expect("the function");
+    assert!(a.files[d.file].path.ends_with("greet/lib.ko"));
+    assert_eq!(d.span.start as usize, lib.find("hello").expect("name"));
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -9,6 +9,7 @@ pub mod durable;
 pub mod error;
 pub mod eval;
 pub mod external;
+pub mod grants;
 pub mod labels;
 pub mod observe;
 pub mod parallel;

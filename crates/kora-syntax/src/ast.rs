@@ -243,7 +243,8 @@ pub struct UseDecl {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum UseTarget {
-    /// `use json`: a standard-library module.
+    /// `use json`: a standard-library module; or `use pkg`, `use pkg.module`: a package's
+    /// module (the name is dotted), when the importing file's manifest declares `pkg`.
     Std(Ident),
     /// `use "./lib/x.ko" as x`: a file, relative to the importing file.
     File { path: String, span: Span },

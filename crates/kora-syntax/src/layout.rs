@@ -23,10 +23,12 @@ use crate::token::Tok;
 /// would otherwise grow deep enough to strain the stack of later passes.
 const MAX_BRACKET_DEPTH: usize = 200;
 
-/// A longer logical line is refused. Every tree level costs at least one
-/// token, so this bounds how deep a tree the parser can build (and drop, when
-/// it backtracks) to what a 2 MiB thread stack survives.
-const MAX_LINE_TOKENS: usize = 20_000;
+/// A logical line whose tree could be deeper than this is refused: it bounds
+/// how deep a tree the parser can build (and drop, when it backtracks) to what
+/// a 2 MiB thread stack survives. Every tree level costs at least one token of
+/// its own, so the bound is counted per comma-separated part: a flat list of
+/// 50,000 items is a shallow tree and passes, `a + a + ...` does not.
+const MAX_LINE_DEPTH: usize = 20_000;
 
 /// CPython's limit on nested blocks; past it, deeper lines are read at the deepest level.
 const MAX_INDENT_LEVELS: usize = 100;
@@ -47,6 +49,10 @@ struct Open {
     tok: Tok<'static>,
     span: Span,
     line_width: usize,
+    /// The depth bound of the part of the enclosing bracket this one sits in, when it opened.
+    outer_part: usize,
+    /// The deepest part seen inside this bracket so far.
+    deepest: usize,
 }
 
 struct State<'a, 's> {
@@ -63,6 +69,16 @@ struct State<'a, 's> {
     /// Openers still open at the end of the file.
     unclosed: Vec<u32>,
     last_end: u32,
+    /// Tokens in the current comma-separated part at the innermost bracket,
+    /// plus what the brackets it sits in add: a bound on the tree's depth there.
+    part: usize,
+    /// The largest `part` seen on the current logical line.
+    line_depth: usize,
+    /// Where the physical line holding `line_at` starts (a cache: tokens arrive in order).
+    line_at: u32,
+    line_start: u32,
+    /// While lines nested past `MAX_INDENT_LEVELS` are skipped: the width they are deeper than.
+    skip_above: Option<usize>,
 }
 
 fn closer_of(t: &Tok<'_>) -> Option<Tok<'static>> {
@@ -90,6 +106,10 @@ fn indentation(src: &str, at: u32) -> (&str, Span) {
         .and_then(|s| s.rfind('\n'))
         .map(|i| i + 1)
         .unwrap_or(0);
+    indentation_from(src, line_start, at)
+}
+
+fn indentation_from(src: &str, line_start: usize, at: usize) -> (&str, Span) {
     let line = src.get(line_start..at).unwrap_or("");
     let n = line
         .bytes()
@@ -111,20 +131,55 @@ fn width_of(ws: &str) -> usize {
     w
 }
 
-impl<'a> State<'a, '_> {
+impl<'a, 's> State<'a, 's> {
     fn push(&mut self, tok: Tok<'a>, span: Span) {
-        self.out.push((tok, span));
+        if self.skip_above.is_none() {
+            self.out.push((tok, span));
+        }
+    }
+
+    /// The leading whitespace of the line holding `at`, found without rescanning the line:
+    /// a line of 50,000 brackets asks once per bracket.
+    fn indentation_at(&mut self, at: u32) -> (&'s str, Span) {
+        let at = at.min(self.src.len() as u32);
+        if at < self.line_at {
+            return indentation(self.src, at);
+        }
+        let from = self.line_at as usize;
+        if let Some(i) = self.src.get(from..at as usize).and_then(|s| s.rfind('\n')) {
+            self.line_start = (from + i + 1) as u32;
+        }
+        self.line_at = at;
+        indentation_from(self.src, self.line_start as usize, at as usize)
+    }
+
+    /// Counts one token toward the current part's depth bound.
+    fn count(&mut self, tok: &Tok<'_>) {
+        if *tok == Tok::Comma {
+            let base = self.open.last().map(|o| o.outer_part).unwrap_or(0);
+            self.part = base + 1;
+        } else {
+            self.part += 1;
+        }
+        if let Some(o) = self.open.last_mut() {
+            o.deepest = o.deepest.max(self.part);
+        }
+        self.line_depth = self.line_depth.max(self.part);
     }
 
     /// Replaces an over-long logical line (tokens from `first`) with one error token.
     fn limit_line(&mut self, first: usize) {
-        if self.out.len() <= first + MAX_LINE_TOKENS {
+        let depth = std::mem::take(&mut self.line_depth);
+        self.part = 0;
+        if depth <= MAX_LINE_DEPTH || self.skip_above.is_some() {
             return;
         }
         let start = self.out.get(first).map(|(_, s)| *s).unwrap_or_default();
         self.diags.push(
             Diagnostic::error("E0028", "statement too long", start)
-                .with_label(format!("this statement has more than {MAX_LINE_TOKENS} tokens"))
+                .with_label(format!(
+                    "this statement could nest more than {MAX_LINE_DEPTH} levels deep"
+                ))
                 .with_help("split it into several statements; load large data from a file with `fs` and `json`"),
         );
         self.out.truncate(first);
@@ -138,9 +193,15 @@ impl<'a> State<'a, '_> {
     }
 
     fn begin_line(&mut self, at: u32) {
-        let (ws, span) = indentation(self.src, at);
+        let (ws, span) = self.indentation_at(at);
         let key: String = ws.chars().filter(|c| *c != '\x0c').collect();
         let width = width_of(ws);
+        if let Some(above) = self.skip_above {
+            if width > above {
+                return;
+            }
+            self.skip_above = None;
+        }
         let mut reported = false;
         if key.contains(' ') && key.contains('\t') {
             reported = true;
@@ -153,6 +214,7 @@ impl<'a> State<'a, '_> {
         let Some(top) = self.levels.last() else {
             return;
         };
+        let top_width = top.width;
         if key == top.key {
             return;
         }
@@ -171,13 +233,22 @@ impl<'a> State<'a, '_> {
         }
         if width > top.width {
             if self.levels.len() > MAX_INDENT_LEVELS {
+                // One error for the whole runaway: every line nested deeper is
+                // skipped, and the block it opens becomes one error statement,
+                // so neither this line nor its parent is reported again.
                 self.diags.push(
                     Diagnostic::error("E0028", "too many levels of indentation", span)
                         .with_label(format!(
                             "more than {MAX_INDENT_LEVELS} blocks are open here"
                         ))
-                        .with_help("move the innermost blocks into functions"),
+                        .with_help("move the innermost blocks into functions; the lines nested this deep were not read"),
                 );
+                let line = Span::new(span.start, span.end.max(at));
+                self.push(Tok::Indent, span);
+                self.push(Tok::Error, line);
+                self.push(Tok::Newline, line);
+                self.levels.push(Level { key, width });
+                self.skip_above = Some(top_width);
                 return;
             }
             self.levels.push(Level { key, width });
@@ -253,11 +324,13 @@ impl<'a> State<'a, '_> {
                 self.push(Tok::Error, span);
                 return false;
             }
-            let line_width = width_of(indentation(self.src, span.start).0);
+            let line_width = width_of(self.indentation_at(span.start).0);
             self.open.push(Open {
                 tok: opener_static(&tok),
                 span,
                 line_width,
+                outer_part: self.part,
+                deepest: self.part,
             });
             return true;
         }
@@ -294,12 +367,22 @@ impl<'a> State<'a, '_> {
                 .with_secondary(top.span, "the bracket this closes")
                 .with_help(format!("write `{want}` to close the `{}`", top.tok)),
             );
-            self.open.pop();
+            self.close_part();
             self.push(want, span);
             return false;
         }
-        self.open.pop();
+        self.close_part();
         true
+    }
+
+    /// Closes the innermost bracket: the part around it continues, as deep as the deepest part inside.
+    fn close_part(&mut self) {
+        if let Some(o) = self.open.pop() {
+            self.part = o.deepest.max(o.outer_part) + 1;
+            if let Some(outer) = self.open.last_mut() {
+                outer.deepest = outer.deepest.max(self.part);
+            }
+        }
     }
 }
 
@@ -330,6 +413,11 @@ fn run<'a>(src: &str, raw: &[(Tok<'a>, Span)], eager: &[u32]) -> (Layout<'a>, Ve
         last_end: 0,
         eager,
         unclosed: Vec::new(),
+        part: 0,
+        line_depth: 0,
+        line_at: 0,
+        line_start: 0,
+        skip_above: None,
     };
     let mut at_line_start = true;
     let mut line_first = 0;
@@ -355,6 +443,7 @@ fn run<'a>(src: &str, raw: &[(Tok<'a>, Span)], eager: &[u32]) -> (Layout<'a>, Ve
             line_first = st.out.len();
             at_line_start = false;
         }
+        st.count(&tok);
         if st.bracket(tok, span) {
             st.push(tok, span);
         }
@@ -366,6 +455,7 @@ fn run<'a>(src: &str, raw: &[(Tok<'a>, Span)], eager: &[u32]) -> (Layout<'a>, Ve
         let here = st.here();
         st.push(Tok::Newline, here);
     }
+    st.skip_above = None;
     while st.levels.len() > 1 {
         st.levels.pop();
         let here = st.here();
@@ -461,6 +551,46 @@ mod tests {
         let (toks, diags) = run("d = {\n\"a\": 1,\n}\n");
         assert!(diags.is_empty());
         assert_eq!(toks.iter().filter(|t| **t == Tok::Newline).count(), 1);
+    }
+
+    #[test]
+    fn a_flat_list_of_any_length_is_shallow_but_a_long_chain_is_deep() {
+        let items: Vec<String> = (0..50_000).map(|i| i.to_string()).collect();
+        let flat = format!("x = f([{}], {{1: [2, 3]}})\n", items.join(", "));
+        let (_, diags) = run(&flat);
+        assert!(diags.is_empty(), "{diags:?}");
+        for deep in [
+            format!("x = {}1\n", "1 + ".repeat(25_000)),
+            format!("x = [{}1]\n", "1 + ".repeat(25_000)),
+            format!("x = [0, f({}1)]\n", "-".repeat(25_000)),
+        ] {
+            let (toks, diags) = run(&deep);
+            assert_eq!(diags.len(), 1, "{diags:?}");
+            assert_eq!(diags[0].code, "E0028");
+            assert!(toks.len() < 10, "the line became one error token");
+        }
+    }
+
+    #[test]
+    fn an_indentation_runaway_is_one_error_and_one_error_statement() {
+        let mut src = String::from("def f():\n");
+        for depth in 1..300 {
+            src.push_str(&"    ".repeat(depth));
+            src.push_str("if x:\n");
+        }
+        src.push_str("y = 1\n");
+        let (toks, diags) = run(&src);
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].code, "E0028");
+        assert_eq!(toks.iter().filter(|t| **t == Tok::Error).count(), 1);
+        let indents = toks.iter().filter(|t| **t == Tok::Indent).count();
+        let dedents = toks.iter().filter(|t| **t == Tok::Dedent).count();
+        assert_eq!(indents, dedents);
+        assert_eq!(indents, 101);
+        assert_eq!(
+            &toks[toks.len() - 4..],
+            &[Tok::Name("y"), Tok::Assign, Tok::Int(Some(1)), Tok::Newline][..]
+        );
     }
 
     #[test]

@@ -54,6 +54,17 @@ if (formatter['editor.defaultFormatter'] !== `${pkg.publisher}.${pkg.name}`) {
   fail(`configurationDefaults must make ${pkg.publisher}.${pkg.name} the default formatter of [kora]`);
 }
 
-if (!fs.existsSync(path.join(root, pkg.main))) fail(`${pkg.main} is missing: run \`npm run compile\` first`);
+// The marketplace shows the icon and links the repository; both must be there.
+if (!pkg.icon || !pkg.icon.endsWith('.png') || !fs.existsSync(path.join(root, pkg.icon))) {
+  fail('package.json needs `icon`: a PNG that exists (the marketplace does not take SVG)');
+}
+if (!pkg.repository || !pkg.repository.url) fail('package.json needs `repository.url`');
+
+if (!fs.existsSync(path.join(root, pkg.main))) {
+  fail(`${pkg.main} is missing: run \`npm run compile\` first`);
+} else if (/require\("vscode-languageclient/.test(fs.readFileSync(path.join(root, pkg.main), 'utf8'))) {
+  // The package ships no node_modules: the bundle must carry its dependencies.
+  fail(`${pkg.main} requires vscode-languageclient at run time: build it with esbuild (\`npm run compile\`)`);
+}
 console.log(failures === 0 ? '1 passed, 0 failed' : `0 passed, ${failures} failed`);
 process.exit(failures === 0 ? 0 : 1);

@@ -1,8 +1,9 @@
 // The Kora extension: starts `kora lsp` for the editor features, `kora dap` for debugging,
-// and runs the current file in a terminal.
+// runs the current file in a terminal, and lists and runs `test` blocks in the Test Explorer.
 
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { registerTests } from './tests';
 import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 
 let client: LanguageClient | undefined;
@@ -106,6 +107,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.debug.registerDebugConfigurationProvider('kora', new KoraConfigurationProvider()),
     vscode.debug.registerDebugAdapterDescriptorFactory('kora', new KoraAdapterFactory()),
   );
+  registerTests(context, koraPath);
   await startClient(context);
 }
 

@@ -368,8 +368,9 @@ fn entry_from(v: &toml::Value) -> Result<ModelEntry, String> {
     Ok(entry)
 }
 
-/// The line a key is written on (inside `[table]` when given): for messages only.
-/// The line of `key` inside `[table]` (or of the table `[key]` itself when `table` is `None`).
+/// The line of `key` inside `[table]` (or of the table `[key]` itself when `table` is `None`),
+/// the key written bare or quoted: for messages only. `kora-pkg` reads its manifest's lines
+/// with it too.
 pub fn line_of(text: &str, key: &str, table: Option<&str>) -> Option<usize> {
     let mut in_table = table.is_none();
     for (i, line) in text.lines().enumerate() {
@@ -383,7 +384,10 @@ pub fn line_of(text: &str, key: &str, table: Option<&str>) -> Option<usize> {
             continue;
         }
         if in_table {
-            if let Some(rest) = t.strip_prefix(key) {
+            let rest = t
+                .strip_prefix(key)
+                .or_else(|| t.strip_prefix(&format!("\"{key}\"")));
+            if let Some(rest) = rest {
                 if rest.trim_start().starts_with('=') {
                     return Some(i + 1);
                 }

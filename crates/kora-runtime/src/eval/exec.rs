@@ -9,7 +9,7 @@ use crate::error::{codes, RtError, RtResult};
 use crate::eval::interp::{Flow, Interp};
 use crate::value::{store, Function, OutcomeTag, Value};
 
-struct FrameView<'a, 'io>(&'a Interp<'io>);
+struct FrameView<'a, 'io>(&'a mut Interp<'io>);
 
 impl crate::observe::debug::FrameStack for FrameView<'_, '_> {
     fn frames(&self) -> Vec<crate::observe::debug::FrameInfo> {
@@ -18,6 +18,19 @@ impl crate::observe::debug::FrameStack for FrameView<'_, '_> {
 
     fn globals(&self, module: kora_check::hir::ModId) -> Vec<(String, Value)> {
         self.0.module_globals(module)
+    }
+
+    fn set_local(&mut self, frame: usize, name: &str, value: Value) -> Result<(), String> {
+        self.0.set_frame_local(frame, name, value)
+    }
+
+    fn set_global(
+        &mut self,
+        module: kora_check::hir::ModId,
+        name: &str,
+        value: Value,
+    ) -> Result<(), String> {
+        self.0.set_module_global(module, name, value)
     }
 }
 
@@ -86,7 +99,7 @@ impl Interp<'_> {
         let module = kora_check::hir::ModId(self.cur_mod as u32);
         let depth = self.frames().len();
         if let Some(mut d) = self.debugger.take() {
-            d.before_statement(module, s.span, depth, &FrameView(self));
+            d.before_statement(module, s.span, depth, &mut FrameView(self));
             self.debugger = Some(d);
         }
     }
@@ -103,7 +116,7 @@ impl Interp<'_> {
             return;
         }
         if let Some(mut d) = self.debugger.take() {
-            d.on_error(e.code, &e.message, &FrameView(self));
+            d.on_error(e.code, &e.message, &mut FrameView(self));
             self.debugger = Some(d);
         }
     }

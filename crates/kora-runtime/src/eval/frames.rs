@@ -84,4 +84,34 @@ impl Interp<'_> {
             })
             .collect()
     }
+
+    /// `setVariable` on a local: frame `frame` counts from the outermost call. A captured
+    /// variable's box is written through, so closures sharing it see the new value.
+    pub fn set_frame_local(
+        &mut self,
+        frame: usize,
+        name: &str,
+        value: Value,
+    ) -> Result<(), String> {
+        let f = self
+            .frames()
+            .get(frame)
+            .ok_or_else(|| format!("there is no frame {frame}"))?;
+        let i = f
+            .func()
+            .slot_names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("`{name}` is not a local of `{}`", f.func().name))?;
+        let at = f.base + i;
+        let slot = self
+            .stack
+            .get_mut(at)
+            .ok_or_else(|| format!("`{name}` has no value yet"))?;
+        match slot {
+            Value::Cell(c) => *c.borrow_mut() = value,
+            other => *other = value,
+        }
+        Ok(())
+    }
 }

@@ -69,6 +69,32 @@ impl Interp<'_> {
         };
         names.iter().cloned().zip(values.iter().cloned()).collect()
     }
+
+    /// `setVariable` on a module's top-level name.
+    pub fn set_module_global(
+        &mut self,
+        module: ModId,
+        name: &str,
+        value: Value,
+    ) -> Result<(), String> {
+        let m = module.0 as usize;
+        let i = self
+            .prog
+            .modules
+            .get(m)
+            .and_then(|md| md.globals.iter().position(|n| n == name))
+            .ok_or_else(|| format!("`{name}` is not a top-level name of this module"))?;
+        let slot = self
+            .globals
+            .get_mut(m)
+            .and_then(|g| g.get_mut(i))
+            .ok_or_else(|| format!("`{name}` has no value yet"))?;
+        match slot {
+            Value::Cell(c) => *c.borrow_mut() = value,
+            other => *other = value,
+        }
+        Ok(())
+    }
 }
 
 impl<'io> Interp<'io> {

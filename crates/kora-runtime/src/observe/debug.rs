@@ -20,7 +20,8 @@ pub struct FrameInfo {
     pub locals: Vec<(String, Value)>,
 }
 
-/// Access to the call stack, for a debugger that decided to stop.
+/// Access to the call stack, for a debugger that decided to stop: read, and written only by
+/// the person at the debugger (`setVariable`), while the program waits.
 pub trait FrameStack {
     /// Innermost frame last.
     fn frames(&self) -> Vec<FrameInfo>;
@@ -28,16 +29,30 @@ pub trait FrameStack {
     fn globals(&self, _module: ModId) -> Vec<(String, Value)> {
         Vec::new()
     }
+    /// Replaces the value of local `name` in frame `frame` (0 = outermost), as `setVariable` asks.
+    fn set_local(&mut self, _frame: usize, name: &str, _value: Value) -> Result<(), String> {
+        Err(format!("`{name}` cannot be changed here"))
+    }
+    /// Replaces the value of a module's top-level name.
+    fn set_global(&mut self, _module: ModId, name: &str, _value: Value) -> Result<(), String> {
+        Err(format!("`{name}` cannot be changed here"))
+    }
 }
 
 pub trait Debugger {
     /// Called before each statement of a frame at `depth` (1 = the module's top level).
     /// Returning blocks the program for as long as the debugger wants.
-    fn before_statement(&mut self, module: ModId, at: Span, depth: usize, stack: &dyn FrameStack);
+    fn before_statement(
+        &mut self,
+        module: ModId,
+        at: Span,
+        depth: usize,
+        stack: &mut dyn FrameStack,
+    );
 
     /// Called once for a runtime error, in the frame that raised it and before that frame
     /// unwinds, so the stack shown is the one that failed. Kora has no way to catch an
     /// error, so every error reported here ends the run (a `parallel for` branch has no
     /// debugger). Returning lets it unwind.
-    fn on_error(&mut self, _code: &str, _message: &str, _stack: &dyn FrameStack) {}
+    fn on_error(&mut self, _code: &str, _message: &str, _stack: &mut dyn FrameStack) {}
 }

@@ -14,7 +14,7 @@ use crate::value::Value;
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
     match a.func {
-        StdFn::EnvArgs => Ok(str_list(it.host().args.clone())),
+        StdFn::EnvArgs => Ok(arguments(it.host().args.clone())),
         StdFn::EnvGet => {
             let name = a.str(0)?.to_string();
             let call = a.name();
@@ -38,4 +38,29 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         }
         _ => unreachable!("env::call got {:?}", a.func),
     }
+}
+
+/// The program's arguments, plain: a person typed them, and a path given on the command line
+/// must reach `fs.read` without a release. Under the label-transparency mode they carry the
+/// mode's label like every literal, so the differential test covers values that arrive as
+/// arguments too.
+fn arguments(args: Vec<String>) -> Value {
+    use crate::labels::label::{self, Tag};
+    use kora_check::literal_labels::LiteralLabel;
+    let Some(mode) = kora_check::literal_labels::get() else {
+        return str_list(args);
+    };
+    let items = args
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let origin = label::origin(&format!("program argument {}", i + 1));
+            let tag = match mode {
+                LiteralLabel::Unverified => Tag::unverified(origin),
+                LiteralLabel::Classified => Tag::classified(origin),
+            };
+            label::wrap(Value::str(a), tag)
+        })
+        .collect();
+    Value::list(items)
 }

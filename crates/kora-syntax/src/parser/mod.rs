@@ -188,7 +188,10 @@ pub fn parse_module(src: &str) -> Parsed {
             diagnostics: vec![d],
         };
     }
-    let (raw, mut diags) = lex(src, 0);
+    // A UTF-8 byte order mark (which some Windows editors write) is not part of the program;
+    // lexing after it keeps every span an offset into the file as it is on disk.
+    let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
+    let (raw, mut diags) = lex(&src[bom..], bom as u32);
     let lay = layout(src, &raw);
     diags.extend(lay.diags);
     let ft = fstring_table(&lay.tokens, &mut diags);

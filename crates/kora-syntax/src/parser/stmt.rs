@@ -168,7 +168,9 @@ fn use_stmt<'a>() -> P<'a, StmtKind> {
             .then(dotted_ident())
             .then(alias.clone().or_not())
             .map(|((kind, name), a)| (UseTarget::Provider { kind, name }, a)),
-        ident()
+        // `use json` or a package, `use pkg` / `use pkg.module`: which one is the loader's
+        // call, since only the importing file's manifest knows its packages.
+        dotted_ident()
             .then(alias.or_not())
             .map(|(m, a)| (UseTarget::Std(m), a)),
     ))

@@ -1,0 +1,17 @@
+//! Kora's packages: a manifest's `[package]` and `[dependencies]` (`manifest.rs`), resolving
+//! `use pkg` against the manifest that wrote it and granting each package what its importer
+//! said (`resolve.rs`), the sources a check reads through (`project.rs`).
+//!
+//! The runtime names none of this: the checker asks through `kora_check::Packages`, and the
+//! grants reach the effect pipeline as a `kora_runtime::grants::GrantCheck` the CLI attaches.
+
+pub mod git;
+pub mod lock;
+pub mod manifest;
+pub mod project;
+pub mod resolve;
+pub mod sums;
+pub mod tree_hash;
+
+pub use manifest::{Dependency, GitRef, Manifest, ManifestError, Source};
+pub use project::Project;

@@ -27,7 +27,9 @@ fn helper() -> &'static Path {
         if !exe.exists() {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let st = std::process::Command::new(cargo)
-                .args(["build", "-p", "kora-pdf-helper", "--bin", "kora-pdf"])
+                // `--workspace` keeps the features `cargo test --workspace` resolved, so this
+                // builds one binary instead of every dependency again.
+                .args(["build", "--workspace", "--bin", "kora-pdf"])
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
                 .status()
                 .expect("cargo runs");
@@ -55,7 +57,7 @@ const READ_ALL: &str = r#"use fs
 use pdf
 
 def main() -> None:
-    data: list[int] = fs.bytes("doc.pdf") else (why, kind):
+    data: bytes = fs.bytes("doc.pdf") else (why, kind):
         print(kind, why)
         return
     n: int = pdf.pages(data) else (why, kind):
@@ -102,9 +104,9 @@ fn a_malformed_pdf_and_a_page_past_the_end_are_err() {
     let program = r#"use fs
 use pdf
 
-data: list[int] = fs.bytes("doc.pdf") else:
-    print("no file")
-match pdf.pages([37, 80, 68, 70, 1, 2, 3]):
+data: bytes = fs.bytes("doc.pdf") else:
+    exit("no file")
+match pdf.pages(bytes([37, 80, 68, 70, 1, 2, 3])):
     case Ok(n):
         print("pages", n)
     case Err(why):
@@ -133,7 +135,7 @@ match pdf.text(data, 5):
 const TWICE: &str = r#"use pdf
 
 for i in range(2):
-    match pdf.pages([1, 2, 3]):
+    match pdf.pages(bytes("%PDF-", "utf-8")):
         case Ok(n):
             print("pages", n)
         case Err(why):
@@ -212,8 +214,8 @@ fn a_classified_pdf_reaches_the_helper_only_released_for_it() {
     let refused = r#"use fs
 use pdf
 
-raw: list[int] = fs.bytes("doc.pdf") else:
-    print("no file")
+raw: bytes = fs.bytes("doc.pdf") else:
+    exit("no file")
 secret = classified(raw)
 print(pdf.pages(secret))
 "#;
@@ -240,6 +242,49 @@ print(pdf.pages(secret))
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.starts_with("ok "), "{}", r.stdout);
     assert!(!r.stdout.contains("private"), "{}", r.stdout);
+}
+
+#[test]
+fn a_package_calls_the_pdf_helper_only_when_its_importer_grants_helper() {
+    let root = temp_dir("kora-pdf", "grant");
+    let _ = helper();
+    let write = |p: PathBuf, text: &str| {
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("dir");
+        std::fs::write(p, text).expect("write");
+    };
+    write(
+        root.join("reader/kora.toml"),
+        "[package]\nname = \"reader\"\nversion = \"0.1.0\"\n",
+    );
+    write(
+        root.join("reader/lib.ko"),
+        "use fs\nuse pdf\n\n\ndef count(p: str) -> str:\n    data: bytes = fs.bytes(p) else (why, kind):\n        return why\n    n: int = pdf.pages(data) else (why, kind):\n        return why\n    return str(n)\n",
+    );
+    let app = root.join("app");
+    write(app.join("main.ko"), "use reader\n\nprint(reader.count(\"data/doc.pdf\"))\n");
+    std::fs::create_dir_all(app.join("data")).expect("dir");
+    std::fs::write(app.join("data/doc.pdf"), pdf(&[Page::Text("a"), Page::Text("b")]))
+        .expect("pdf");
+    let manifest = |grants: &str| {
+        format!("[dependencies]\nreader = {{ path = \"../reader\", grants = {{ {grants} }} }}\n")
+    };
+    write(app.join("kora.toml"), &manifest("fs = [\"./data\"]"));
+    let r = run(&app);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("package `reader`")
+            && r.stderr.contains("pdf.pages")
+            && r.stderr.contains("helper = true"),
+        "{}",
+        r.stderr
+    );
+    write(
+        app.join("kora.toml"),
+        &manifest("fs = [\"./data\"], helper = true"),
+    );
+    let r = run(&app);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "2\n");
 }
 
 fn make_executable(p: &Path) {

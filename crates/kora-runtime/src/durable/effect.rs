@@ -447,6 +447,17 @@ impl Recordable for i64 {
     }
 }
 
+/// A byte of `fs.bytes`: a read's answer is re-read on resume (only its digest is kept), so
+/// this form is for tests and mocks rather than the journal.
+impl Recordable for u8 {
+    fn to_record(&self) -> Json {
+        Json::from(*self)
+    }
+    fn from_record(j: &Json) -> Option<u8> {
+        j.as_u64().and_then(|n| u8::try_from(n).ok())
+    }
+}
+
 impl Recordable for u64 {
     fn to_record(&self) -> Json {
         Json::from(*self)

@@ -50,11 +50,9 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let r = host.effect(&a.effect(Kind::FsRead, &p, &name), |s| {
                 let bytes = std::fs::read(&full).map_err(|e| io_why(&p, &e))?;
                 s.observe(Observation::Read(&bytes));
-                Ok(bytes.into_iter().map(i64::from).collect::<Vec<i64>>())
+                Ok(bytes)
             })?;
-            Ok(outcome(r, |b| {
-                Value::list(b.into_iter().map(Value::Int).collect())
-            }))
+            Ok(outcome(r, crate::value::bytes::Bytes::value))
         }
         StdFn::FsImage => {
             let p = a.str(0)?.to_string();

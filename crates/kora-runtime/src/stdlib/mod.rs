@@ -10,6 +10,7 @@
 //! interpreter, for the run's host state and `Caller`). Must not know: agents or `parallel
 //! for`; the values it makes reach `Value` through `value::native`.
 
+mod bytes;
 mod csv;
 mod env;
 mod fs;
@@ -490,6 +491,7 @@ impl Interp<'_> {
             | RandomSample | RandomSeed => random::call(self, a),
             NotesWrite | NotesRead | NotesKeys | NotesRunId => notes::call(self, a),
             PdfPages | PdfText | PdfRender => pdf::call(self, a),
+            BytesDecode => bytes::call(a),
         }
     }
 

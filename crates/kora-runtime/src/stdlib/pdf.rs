@@ -16,6 +16,7 @@ use crate::error::RtResult;
 use crate::eval::interp::Interp;
 use crate::external::provider::Call;
 use crate::external::{Data, Reply};
+use crate::value::bytes::Bytes;
 use crate::value::native::Native;
 use crate::value::{OutcomeTag, Value};
 
@@ -50,20 +51,10 @@ impl Recordable for Answer {
 }
 
 fn bytes_of(a: &Args) -> RtResult<Vec<u8>> {
-    let items = a.list(0)?;
-    let mut out = Vec::with_capacity(items.len());
-    for v in items.iter() {
-        match v {
-            Value::Int(n) if (0..=255).contains(n) => out.push(*n as u8),
-            _ => {
-                return a.bad(
-                    0,
-                    "the PDF's bytes (a `list[int]` of 0..255, from `fs.bytes`)",
-                )
-            }
-        }
+    match a.get(0).and_then(Bytes::of) {
+        Some(b) => Ok(b.to_vec()),
+        None => a.bad(0, "the PDF's `bytes` (from `fs.bytes`)"),
     }
-    Ok(out)
 }
 
 pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {

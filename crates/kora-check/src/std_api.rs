@@ -470,6 +470,7 @@ mod tests {
                 Owner::Value(StdType::DateTime) => format!("`{}", m.name),
                 Owner::Value(StdType::Image) => format!("`image.{}`", m.name),
                 Owner::Value(StdType::Tool) => format!("`tool.{}`", m.name),
+                Owner::Value(StdType::Bytes) => format!("`b.{}(", m.name),
             };
             assert!(
                 doc.contains(&needle),

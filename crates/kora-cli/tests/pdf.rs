@@ -261,10 +261,16 @@ fn a_package_calls_the_pdf_helper_only_when_its_importer_grants_helper() {
         "use fs\nuse pdf\n\n\ndef count(p: str) -> str:\n    data: bytes = fs.bytes(p) else (why, kind):\n        return why\n    n: int = pdf.pages(data) else (why, kind):\n        return why\n    return str(n)\n",
     );
     let app = root.join("app");
-    write(app.join("main.ko"), "use reader\n\nprint(reader.count(\"data/doc.pdf\"))\n");
+    write(
+        app.join("main.ko"),
+        "use reader\n\nprint(reader.count(\"data/doc.pdf\"))\n",
+    );
     std::fs::create_dir_all(app.join("data")).expect("dir");
-    std::fs::write(app.join("data/doc.pdf"), pdf(&[Page::Text("a"), Page::Text("b")]))
-        .expect("pdf");
+    std::fs::write(
+        app.join("data/doc.pdf"),
+        pdf(&[Page::Text("a"), Page::Text("b")]),
+    )
+    .expect("pdf");
     let manifest = |grants: &str| {
         format!("[dependencies]\nreader = {{ path = \"../reader\", grants = {{ {grants} }} }}\n")
     };

@@ -23,7 +23,10 @@ pub(super) fn construct(args: Vec<Value>, kwargs: &[(Sym, Value)]) -> RtResult<V
             Some(Value::Str(e)) if is_utf8(e.as_str()) => Ok(Bytes::value(s.as_str().into())),
             Some(Value::Str(e)) => fail(
                 codes::VALUE,
-                format!("unknown encoding: {} (Kora's text is UTF-8: pass \"utf-8\")", e.as_str()),
+                format!(
+                    "unknown encoding: {} (Kora's text is UTF-8: pass \"utf-8\")",
+                    e.as_str()
+                ),
             ),
             Some(other) => type_error(format!(
                 "bytes() argument 'encoding' must be str, not {}",

@@ -72,9 +72,9 @@ MUTANTS = [
     (
         "flatten-methods",
         "flatten: string methods (join, format) read labels inside their arguments",
-        RT + "eval/label_calls.rs",
-        "Value::Str(_) => Mode::Flatten,",
-        "Value::Str(_) => Mode::Through,",
+        RT + "eval/attrs.rs",
+        "Mode::Flatten => !crate::eval::label_calls::any_deep(&args, &kw),",
+        "Mode::Flatten => crate::eval::label_calls::argument_labels(&args, &kw).is_none(),",
     ),
     (
         "compare-deep",
@@ -117,6 +117,20 @@ MUTANTS = [
         RT + "eval/builtins.rs",
         "crate::labels::label::deep(&arg).filter(|t| t.is_classified())",
         "crate::labels::label::deep(&arg).filter(|_| false)",
+    ),
+    (
+        "shape",
+        "shape: a change in place decided by a secret labels the container",
+        RT + "labels/shape.rs",
+        "pub fn mark(container: &Value, t: Tag) {",
+        "pub fn mark(container: &Value, t: Tag) {\n    if true {\n        return;\n    }",
+    ),
+    (
+        "copies",
+        "build: a copy of a container seen through a label is seen through it",
+        RT + "eval/label_calls.rs",
+        "if builds_from_iterables(b) {",
+        "if false && builds_from_iterables(b) {",
     ),
 ]
 

@@ -52,7 +52,10 @@ fn setdefault_through_a_secret_key_appends_to_the_list_in_the_dict() {
     assert_eq!(
         out,
         // The size of a list reached through a secret key is as secret as the key (issue 25).
-        "6\n__CLASSIFIED__\n[__CLASSIFIED__, __CLASSIFIED__, __CLASSIFIED__]\n{__CLASSIFIED__: [1, 2, 3]}\n__CLASSIFIED__\n"
+        // `setdefault` with a secret key decides whether `groups` grows, so the dict's shape
+        // is classified (`labels/shape.rs`): everything read from it is, and a classified
+        // container renders as one placeholder.
+        "__CLASSIFIED__\n__CLASSIFIED__\n__CLASSIFIED__\n__CLASSIFIED__\n__CLASSIFIED__\n"
     );
 }
 
@@ -77,7 +80,7 @@ fn dicts_sets_and_records_reached_through_a_secret_change_in_place() {
     );
     assert_eq!(
         out,
-        "{'k': 7, 'j': 8}\n{4}\n[2, 3]\n{__CLASSIFIED__: __CLASSIFIED__, __CLASSIFIED__: __CLASSIFIED__}\n[__CLASSIFIED__, __CLASSIFIED__]\n"
+        "{'k': 7, 'j': 8}\n{4}\n[2, 3]\n__CLASSIFIED__\n__CLASSIFIED__\n"
     );
 }
 
@@ -89,10 +92,7 @@ fn looping_over_a_list_read_through_a_secret_reaches_its_inner_lists() {
         &d,
         "rows = {secret: [[], [0]]}\nfor row in rows[secret]:\n    row.append(1)\nfor k, v in rows.items():\n    print(v)\nfor row in rows[secret]:\n    print(row)",
     );
-    assert_eq!(
-        out,
-        "[[1], [0, 1]]\n[__CLASSIFIED__]\n[__CLASSIFIED__, __CLASSIFIED__]\n"
-    );
+    assert_eq!(out, "[[1], [0, 1]]\n__CLASSIFIED__\n__CLASSIFIED__\n");
 }
 
 #[test]
@@ -135,6 +135,8 @@ fn classified_of_a_list_patterns_and_copies_keep_aliasing_and_the_label() {
     );
     assert_eq!(
         out,
-        "[[1, 2]]\n[[__CLASSIFIED__, __CLASSIFIED__]]\n[__CLASSIFIED__, __CLASSIFIED__]\n[[1, 2, 3]]\n__CLASSIFIED__\n[[__CLASSIFIED__, __CLASSIFIED__, __CLASSIFIED__]]\n__CLASSIFIED__\n__CLASSIFIED__\n"
+        // A classified list shows as one placeholder (its length is as secret as its items),
+        // and so does its copy: `list(s)` is seen through `s`'s label.
+        "[[1, 2]]\n__CLASSIFIED__\n__CLASSIFIED__\n[[1, 2, 3]]\n__CLASSIFIED__\n__CLASSIFIED__\n__CLASSIFIED__\n__CLASSIFIED__\n"
     );
 }

@@ -29,6 +29,14 @@ impl Interp<'_> {
             return self.call_value_kw(&f, args, kw);
         }
         if crate::labels::label::any() {
+            if let Some(t) = crate::eval::label_calls::shape_decided(recv, name, &args, &kw) {
+                let r = self.call_method_shaped(recv, name, args, kw)?;
+                crate::labels::shape::mark(recv, t);
+                return Ok(r);
+            }
+            if let Some(view) = crate::labels::shape::seen(recv) {
+                return self.call_method(&view, name, args, kw);
+            }
             if crate::eval::label_calls::is_size_method(name) {
                 // The table's size row: a position, a count or a set relation read from a
                 // container is as labelled as everything the container holds.
@@ -39,6 +47,22 @@ impl Interp<'_> {
             return self.call_method_any(recv, name, args, kw);
         }
         self.call_method_plain(recv, name, args, kw)
+    }
+
+    /// A method call whose arguments decide its receiver's shape, the receiver read as its
+    /// readers see it (a view, if an earlier change gave it a shape label).
+    #[cold]
+    fn call_method_shaped(
+        &mut self,
+        recv: &Value,
+        name: Sym,
+        args: Vec<Value>,
+        kw: Vec<(Sym, Value)>,
+    ) -> RtResult<Value> {
+        match crate::labels::shape::seen(recv) {
+            Some(view) => self.call_method_any(&view, name, args, kw),
+            None => self.call_method_any(recv, name, args, kw),
+        }
     }
 
     /// A method call once labels exist, its operands plain or not.

@@ -29,7 +29,9 @@ impl Interp<'_> {
                         }
                         None => false,
                     },
-                    (Value::List(a), Value::List(b)) if Rc::strong_count(a) == 1 => {
+                    (Value::List(a), Value::List(b))
+                        if Rc::strong_count(a) == 1 && crate::labels::shape::none() =>
+                    {
                         let extra = b.borrow().clone();
                         let mut a = a.borrow_mut();
                         crate::value::grow::reserve_vec(&mut a, extra.len(), "the list")?;

@@ -85,16 +85,26 @@ impl crate::eval::interp::Interp<'_> {
                 E::Index(o, i) => {
                     let obj = self.eval(o)?;
                     let idx = self.eval(i)?;
-                    del_index(&self.prog, &obj, &idx)
+                    let r = del_index(&self.prog, &obj, &idx);
+                    // Which item went (a list) or whether one did (a dict) is the key's.
+                    if let (Ok(()), Some(t)) = (&r, crate::labels::label::deep(&idx)) {
+                        crate::labels::shape::mark(&obj, t);
+                    }
+                    r
                 }
                 E::Slice(o, lo, hi, step) => {
                     let obj = self.eval(o)?;
-                    // Deleting makes no value, so the bounds' labels have nothing to go on.
+                    // Deleting makes no value for the bounds' labels to go on...
                     let mut tag = None;
                     let lo = self.opt_int(lo.as_deref(), &mut tag)?;
                     let hi = self.opt_int(hi.as_deref(), &mut tag)?;
                     let step = self.opt_int(step.as_deref(), &mut tag)?;
-                    del_slice(&obj, lo, hi, step)
+                    // ... but they decide how many items remain: the list's shape carries them.
+                    let r = del_slice(&obj, lo, hi, step);
+                    if let (Ok(()), Some(t)) = (&r, tag) {
+                        crate::labels::shape::mark(&obj, t);
+                    }
+                    r
                 }
                 // The checker lowers nothing else into a `del`.
                 _ => type_error("cannot delete this expression"),

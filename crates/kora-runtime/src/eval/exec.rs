@@ -377,8 +377,13 @@ impl Interp<'_> {
                         // checks, which cannot apply here. A secret key is kept as it is, its
                         // label riding on the key, as `set_index` keeps it.
                         if !matches!(v, Value::Labeled(_)) {
+                            let decides = crate::labels::label::tag_of(&idx);
                             let old = d.borrow_mut().insert(crate::value::Key(idx), v);
                             drop(old);
+                            // Whether a secret key was new there sets the dict's size.
+                            if let Some(t) = decides {
+                                crate::labels::shape::mark(slot, t);
+                            }
                             return Ok(());
                         }
                     }
@@ -394,8 +399,14 @@ impl Interp<'_> {
                 self.set_attr(&obj, *name, v)?;
             }
             Target::Tuple(ts) if ts.iter().any(|t| matches!(t, Target::Star(_))) => {
+                // The starred list is as long as the source says: a source seen through a
+                // label (a view, a shape label) gives a starred list seen through it.
+                let whole = crate::labels::label::join(
+                    crate::labels::label::tag_of(&v),
+                    crate::labels::shape::tag(&v),
+                );
                 let items = crate::value::iter::collect(&v)?;
-                self.assign_starred(ts, items)?;
+                self.assign_starred(ts, items, whole)?;
             }
             Target::Star(t) => self.assign(t, v)?,
             Target::Slice(o, bounds) => {
@@ -408,6 +419,10 @@ impl Interp<'_> {
                 // Items placed where a secret says are labelled by it, as `xs[secret_i] = v`.
                 let v = crate::labels::label::wrap_opt(v, tag);
                 crate::value::index::set_slice(&obj, lo, hi, step, &v)?;
+                // How many items remain is the bounds' and the new run's: the shape's label.
+                if let Some(t) = crate::labels::shape::decided_by_operand(&obj, &v) {
+                    crate::labels::shape::mark(&obj, t);
+                }
             }
             Target::Tuple(ts) => {
                 // A tuple of the right length (`enumerate`, `.items()`, a swap) is unpacked
@@ -444,7 +459,12 @@ impl Interp<'_> {
 
     /// `a, *rest, z = items`: the targets around the star take one item each, the star a list
     /// of what is left between them.
-    fn assign_starred(&mut self, ts: &[Target], mut items: Vec<Value>) -> RtResult<()> {
+    fn assign_starred(
+        &mut self,
+        ts: &[Target],
+        mut items: Vec<Value>,
+        whole: Option<crate::labels::label::Tag>,
+    ) -> RtResult<()> {
         let star = ts
             .iter()
             .position(|t| matches!(t, Target::Star(_)))
@@ -464,7 +484,10 @@ impl Interp<'_> {
         for (t, x) in ts[..star].iter().zip(items) {
             self.assign(t, x)?;
         }
-        self.assign(&ts[star], Value::list(rest))?;
+        self.assign(
+            &ts[star],
+            crate::labels::label::wrap_opt(Value::list(rest), whole),
+        )?;
         for (t, x) in ts[star + 1..].iter().zip(after) {
             self.assign(t, x)?;
         }

@@ -152,7 +152,9 @@ impl Interp<'_> {
                     // rebind a plain local of this frame.
                     let idx = self.operand(i)?;
                     let slot = &self.stack[self.base + *s as usize];
-                    if let (Value::List(l), Value::Int(n)) = (slot, &idx) {
+                    if let (Value::List(l), Value::Int(n), true) =
+                        (slot, &idx, crate::labels::shape::none())
+                    {
                         let l = l.borrow();
                         let len = l.len() as i64;
                         let k = if *n < 0 { n + len } else { *n };
@@ -163,7 +165,9 @@ impl Interp<'_> {
                         }
                     }
                     let idx = match (slot, idx) {
-                        (Value::Dict(d), k @ (Value::Int(_) | Value::Str(_))) => {
+                        (Value::Dict(d), k @ (Value::Int(_) | Value::Str(_)))
+                            if crate::labels::shape::none() =>
+                        {
                             // An int or str key is hashable as it is and carries no label.
                             let key = Key(k);
                             if let Some(v) = d.borrow().get(&key) {
@@ -178,7 +182,9 @@ impl Interp<'_> {
                 }
                 let obj = self.operand(o)?;
                 let idx = self.operand(i)?;
-                if let (Value::List(l), Value::Int(n)) = (&obj, &idx) {
+                if let (Value::List(l), Value::Int(n), true) =
+                    (&obj, &idx, crate::labels::shape::none())
+                {
                     let l = l.borrow();
                     let len = l.len() as i64;
                     let k = if *n < 0 { n + len } else { *n };
@@ -464,7 +470,10 @@ impl Interp<'_> {
                     items.push(v);
                     return Ok(Value::None);
                 }
-                (Value::Dict(d), [k, rest @ ..]) if name == sym::GET && rest.len() <= 1 => {
+                // Not once a container has a shape label: the dict may be one, read as a view.
+                (Value::Dict(d), [k, rest @ ..])
+                    if name == sym::GET && rest.len() <= 1 && crate::labels::shape::none() =>
+                {
                     let key = self.eval(k)?;
                     let default = match rest.first() {
                         Some(x) => Some(self.eval(x)?),

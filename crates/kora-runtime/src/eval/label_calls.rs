@@ -60,6 +60,24 @@ fn builtin_mode(b: BuiltinId) -> Mode {
     }
 }
 
+/// Built-ins whose result is a container (or an iterator) with one item per item of their
+/// iterable arguments: `list`, `tuple`, `set`, `dict`, `sorted`, `zip`, `enumerate`, `map`,
+/// `filter` (the build row of the table, for copies).
+fn builds_from_iterables(b: BuiltinId) -> bool {
+    matches!(
+        b.0,
+        id::LIST
+            | id::TUPLE
+            | id::SET
+            | id::DICT
+            | id::SORTED
+            | id::ZIP
+            | id::ENUMERATE
+            | id::MAP
+            | id::FILTER
+    )
+}
+
 /// Calls a built-in with labelled arguments handled by its mode.
 pub(crate) fn builtin(
     ctx: &mut dyn Caller,
@@ -68,7 +86,24 @@ pub(crate) fn builtin(
     kwargs: Vec<(Sym, Value)>,
 ) -> RtResult<Value> {
     let mode = builtin_mode(b);
-    if mode == Mode::Through || !label::any() {
+    if !label::any() {
+        return crate::eval::builtins::call_plain(ctx, b, args, kwargs);
+    }
+    if mode == Mode::Through {
+        if builds_from_iterables(b) {
+            // The copy's length is the source's: a source seen through a label (a view, a
+            // labelled string, a shape label) gives a copy seen through it, even an empty one.
+            let mut tag = None;
+            for v in &args {
+                tag = label::join(
+                    tag,
+                    label::join(label::tag_of(v), crate::labels::shape::tag(v)),
+                );
+            }
+            let r = crate::eval::builtins::call_plain(ctx, b, args, kwargs)
+                .map_err(|e| label::withhold(e, tag))?;
+            return Ok(label::wrap_opt(r, tag));
+        }
         return crate::eval::builtins::call_plain(ctx, b, args, kwargs);
     }
     apply(mode, args, kwargs, |a, k| {
@@ -205,6 +240,41 @@ pub(crate) fn argument_labels(args: &[Value], kwargs: &[(Sym, Value)]) -> Option
         tag = label::join(tag, label::tag_of(v));
     }
     tag
+}
+
+/// The label that decides the shape of `recv` (a list, dict or set, or a view of one) when
+/// method `name` changes it in place with these arguments: the shape row of the table.
+/// `xs.extend(part)` and `xs += part` grow by as many items as `part` holds; `s.add(x)`,
+/// `s.discard(x)`, `d.setdefault(k)`, `d.pop(k)`, `xs.remove(x)` change the size or not by
+/// whether `x` is there; `xs.insert(i, x)` and `xs.pop(i)` move items by `i`. `append` and
+/// the stored value of `insert`/`setdefault` decide nothing: the size grows by one whatever
+/// they are, and they keep their own labels.
+pub(crate) fn shape_decided(
+    recv: &Value,
+    name: Sym,
+    args: &[Value],
+    kw: &[(Sym, Value)],
+) -> Option<Tag> {
+    use kora_check::hir::sym;
+    let first = args.first();
+    let deep_all = || {
+        let mut t = None;
+        for v in args.iter().chain(kw.iter().map(|(_, v)| v)) {
+            t = label::join(t, label::deep(v));
+        }
+        t
+    };
+    match (&*label::plain(recv), name) {
+        (Value::List(_), sym::EXTEND) => {
+            first.and_then(|a| crate::labels::shape::decided_by_operand(recv, a))
+        }
+        (Value::List(_), sym::INSERT | sym::POP) => first.and_then(label::tag_of),
+        (Value::List(_), sym::REMOVE) => first.and_then(label::deep),
+        (Value::Dict(_), sym::UPDATE) => deep_all(),
+        (Value::Dict(_), sym::POP | sym::SETDEFAULT) => first.and_then(label::deep),
+        (Value::Set(_), sym::ADD | sym::DISCARD | sym::REMOVE | sym::UPDATE) => deep_all(),
+        _ => None,
+    }
 }
 
 /// Whether method `name` answers a size, a position or a relation of its receiver when the

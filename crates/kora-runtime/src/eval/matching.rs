@@ -142,6 +142,9 @@ impl Interp<'_> {
                 true
             }
             Pattern::Sequence(ps) => {
+                if let Some(view) = crate::labels::shape::seen(v) {
+                    return self.match_opened(p, &view);
+                }
                 // A tuple is immutable: share it. A list is copied so no borrow is held
                 // while sub-patterns bind names.
                 let items: std::rc::Rc<Vec<Value>> = match v {
@@ -160,6 +163,9 @@ impl Interp<'_> {
                 true
             }
             Pattern::SequenceStar(before, rest, after) => {
+                if let Some(view) = crate::labels::shape::seen(v) {
+                    return self.match_opened(p, &view);
+                }
                 let items: std::rc::Rc<Vec<Value>> = match v {
                     Value::List(l) => std::rc::Rc::new(l.borrow().clone()),
                     Value::Tuple(t) => t.clone(),

@@ -207,6 +207,9 @@ pub fn wrap(v: Value, tag: Tag) -> Value {
 #[inline(never)]
 fn wrap_other(v: Value, tag: Tag) -> Value {
     match &v {
+        // An empty tuple has no part to carry the label, yet that it is empty may be
+        // exactly what the label protects (`tuple(secret_part)`): it is boxed instead.
+        Value::Tuple(xs) if xs.is_empty() => return boxed(v, tag),
         Value::Tuple(xs) => return Value::tuple(xs.iter().map(|x| wrap(x.clone(), tag)).collect()),
         Value::Outcome(o) => return Value::outcome(o.tag, wrap(o.payload.clone(), tag)),
         Value::Cell(c) => {
@@ -401,15 +404,28 @@ pub fn each_labeled(v: &Value, f: &mut dyn FnMut(Leaf<'_>)) {
                 go(&l.value, depth + 1, f);
             }
             Value::LabeledSmall(s) => f(Leaf::Small(*s)),
-            Value::List(xs) => xs.borrow().iter().for_each(|x| go(x, depth + 1, f)),
+            Value::List(xs) => {
+                if let Some(b) = crate::labels::shape::label_box(v) {
+                    f(Leaf::Boxed(&b));
+                }
+                xs.borrow().iter().for_each(|x| go(x, depth + 1, f))
+            }
             Value::Tuple(xs) => xs.iter().for_each(|x| go(x, depth + 1, f)),
             Value::Dict(d) => {
+                if let Some(b) = crate::labels::shape::label_box(v) {
+                    f(Leaf::Boxed(&b));
+                }
                 for (k, x) in d.borrow().iter() {
                     go(&k.0, depth + 1, f);
                     go(x, depth + 1, f);
                 }
             }
-            Value::Set(s) => s.borrow().iter().for_each(|k| go(&k.0, depth + 1, f)),
+            Value::Set(s) => {
+                if let Some(b) = crate::labels::shape::label_box(v) {
+                    f(Leaf::Boxed(&b));
+                }
+                s.borrow().iter().for_each(|k| go(&k.0, depth + 1, f))
+            }
             Value::Record(r) => r.fields.borrow().iter().for_each(|x| go(x, depth + 1, f)),
             Value::Outcome(o) => go(&o.payload, depth + 1, f),
             Value::Method(m) => go(&m.0, depth + 1, f),

@@ -1,6 +1,6 @@
 //! Security labels as data: the `Labeled` box, tags, joins and origins (`label.rs`), small
 //! ints and bools labelled inline (`small.rs`), containers seen through a label (`view.rs`),
-//! `declassify` releases (`release.rs`), mapping a value's leaves in place
+//! `declassify` releases (`release.rs`), labels on a container's shape (`shape.rs`), mapping a value's leaves in place
 //! (`leaves_owned.rs`), operators on labelled operands computed on the plain values
 //! (`ops.rs`), and `redact` (`redact.rs`).
 //!
@@ -14,5 +14,6 @@ pub(crate) mod leaves_owned;
 pub(crate) mod ops;
 pub mod redact;
 pub(crate) mod release;
+pub mod shape;
 pub mod small;
 pub(crate) mod view;

@@ -19,6 +19,24 @@ static NEXT_RELEASE: AtomicU32 = AtomicU32::new(1);
 /// Active releases: (id, sink name).
 static ACTIVE: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());
 
+/// Origins of the classified values each open release names: (release id, origin id).
+static ORIGINS: Mutex<Vec<(u32, u32)>> = Mutex::new(Vec::new());
+
+fn origins() -> MutexGuard<'static, Vec<(u32, u32)>> {
+    ORIGINS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The open release of a value that became classified at `origin`, if any: what releases a
+/// shape label (`labels/shape.rs`), which has no value of its own for a `declassify` to
+/// name; what it protects is a fact about that value (whether it was already a key).
+pub(crate) fn open_for_origin(origin: u32) -> Option<u32> {
+    origins()
+        .iter()
+        .rev()
+        .find(|(_, o)| *o == origin)
+        .map(|(id, _)| *id)
+}
+
 fn active() -> MutexGuard<'static, Vec<(u32, String)>> {
     // A panic while holding the lock leaves the table consistent (each write is one push).
     ACTIVE.lock().unwrap_or_else(|e| e.into_inner())
@@ -31,14 +49,17 @@ pub fn release(v: &Value, sink: &str) -> Release {
     let rebuilt = box_smalls(v, 0);
     let held = rebuilt.clone().unwrap_or_else(|| v.clone());
     let mut previous = Vec::new();
+    let mut named = Vec::new();
     each_labeled(&held, &mut |l| {
         if let Leaf::Boxed(l) = l {
             if l.tag().is_classified() {
+                named.push((id, l.secret_from));
                 previous.push((l as *const Labeled, l.release.get()));
                 l.release.set(id);
             }
         }
     });
+    origins().extend(named);
     Release {
         id,
         held,
@@ -70,6 +91,7 @@ impl Release {
     /// Closes the block: the id stops being honoured and the leaves get their old releases.
     pub fn end(self) {
         active().retain(|(id, _)| *id != self.id);
+        origins().retain(|(id, _)| *id != self.id);
         each_labeled(&self.held, &mut |l| {
             let Leaf::Boxed(l) = l else {
                 return;

@@ -160,6 +160,21 @@ fn unsupported<T>(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<T>
 }
 
 fn binary_slow(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<Value> {
+    // A container whose shape a secret decided labels what is made from it: `ys + []`
+    // would otherwise copy a secret length into a plain list.
+    if !crate::labels::shape::none() {
+        let t =
+            crate::labels::label::join(crate::labels::shape::tag(a), crate::labels::shape::tag(b));
+        if t.is_some() {
+            let r = binary_unshaped(op, a, b, inplace)
+                .map_err(|e| crate::labels::label::withhold(e, t))?;
+            return Ok(crate::labels::label::wrap_opt(r, t));
+        }
+    }
+    binary_unshaped(op, a, b, inplace)
+}
+
+fn binary_unshaped(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<Value> {
     use Value::*;
     if matches!(a, BigInt(_)) || matches!(b, BigInt(_)) {
         if let Some(v) = big_binary(op, a, b, inplace)? {

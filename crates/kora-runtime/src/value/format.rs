@@ -196,10 +196,21 @@ pub fn str_repr(s: &str, out: &mut String) {
 }
 
 fn repr_in(p: &Program, v: &Value, out: &mut String, seen: &mut Vec<*const ()>) {
+    if let Some(view) = crate::labels::shape::seen(v) {
+        return repr_in(p, &view, out, seen);
+    }
     match v {
         // Every rendering is a sink (terminal, file, error message): a secret shows as the
         // placeholder. `str()` of a secret reveals it only into a classified string.
-        // A view shows the structure it shares, each leaf as its label makes it.
+        // A classified list, dict or set shows as one placeholder: how many items it has
+        // is as secret as they are. A record's fields are its type's, so a view of one
+        // shows its structure, each leaf as its label makes it, as other views do.
+        Value::Labeled(l)
+            if l.bits & crate::labels::label::CLASSIFIED != 0
+                && matches!(l.value, Value::List(_) | Value::Dict(_) | Value::Set(_)) =>
+        {
+            out.push_str(crate::labels::label::placeholder())
+        }
         Value::Labeled(l) if crate::labels::view::is_mutable_container(&l.value) => {
             repr_in(p, &crate::labels::view::expand(v), out, seen)
         }

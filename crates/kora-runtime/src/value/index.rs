@@ -40,6 +40,15 @@ pub(crate) fn indices_error<T>(what: &str, idx: &Value) -> RtResult<T> {
 
 /// `v[idx]`.
 pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
+    match crate::labels::shape::seen(v) {
+        Some(view) => get_index_seen(p, &view, idx),
+        None => get_index_seen(p, v, idx),
+    }
+}
+
+/// `get_index` of a container already seen as its readers see it: a view's container is
+/// read without asking again (it is the one with the shape label).
+fn get_index_seen(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
     if let (inner, Some(tag)) = crate::labels::label::split(idx) {
         // Which element a secret index picks is as secret as the index. A dict looks the
         // labelled key up itself, so a missing key is reported as the placeholder.
@@ -58,6 +67,9 @@ pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
 /// nothing else holds lends its box to the element it picks (`label_ops::relabel`).
 #[inline(never)]
 pub fn get_index_owned(p: &Program, v: &Value, idx: Value) -> RtResult<Value> {
+    if let Some(view) = crate::labels::shape::seen(v) {
+        return get_index_owned(p, &view, idx);
+    }
     if let (inner, Some(tag)) = crate::labels::label::split(&idx) {
         // The same rule as `get_index`, the element labelled with the index's label; `inner`
         // is plain, so `get_index` would go straight to `get_index_plain`.
@@ -145,7 +157,7 @@ fn get_index_plain(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
             }
         }
         Value::Labeled(l) => Ok(crate::labels::label::wrap(
-            get_index(p, &l.value, idx)?,
+            get_index_seen(p, &l.value, idx)?,
             l.tag(),
         )),
         _ => type_error(format!(
@@ -160,9 +172,14 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
     match v {
         // A dict keeps a labelled key as it is (its label rides on the key); a list position
         // chosen by a secret labels the value stored there.
+        // Which item a secret position overwrote is secret too: the list's shape carries it.
         Value::List(_) if crate::labels::label::is_labeled(idx) => {
             let (i, tag) = crate::labels::label::split(idx);
-            set_index(v, &i, crate::labels::label::wrap_opt(val, tag))
+            set_index(v, &i, crate::labels::label::wrap_opt(val, tag))?;
+            if let Some(t) = tag {
+                crate::labels::shape::mark(v, t);
+            }
+            Ok(())
         }
         Value::List(l) => {
             let Some(i) = int_of(idx) else {
@@ -193,7 +210,13 @@ pub fn set_index(v: &Value, idx: &Value, val: Value) -> RtResult<()> {
             }
             // An entry is a key, a value and the map's index: about 48 bytes.
             crate::value::grow::entry_room(d.len(), 48, "the dict")?;
+            let decides = crate::labels::label::deep(&k.0);
             d.insert(k, val);
+            drop(d);
+            // Whether a secret key was new there sets the dict's size.
+            if let Some(t) = decides {
+                crate::labels::shape::mark(v, t);
+            }
             Ok(())
         }
         Value::Cell(c) => set_index(&c.borrow(), idx, val),
@@ -386,6 +409,12 @@ pub fn set_slice(
     step: Option<i64>,
     val: &Value,
 ) -> RtResult<()> {
+    // A view's container is the one that changes, as with `set_index`.
+    match v {
+        Value::Labeled(l) => return set_slice(&l.value, lo, hi, step, val),
+        Value::Cell(c) => return set_slice(&c.borrow(), lo, hi, step, val),
+        _ => {}
+    }
     let Value::List(l) = v else {
         return type_error(format!(
             "'{}' object does not support item assignment",

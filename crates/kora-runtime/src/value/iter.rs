@@ -36,6 +36,15 @@ pub enum Iter {
 
 /// Starts iterating `v`, or fails with Python's "'int' object is not iterable".
 pub fn iterate(v: &Value) -> RtResult<Iter> {
+    match crate::labels::shape::seen(v) {
+        Some(view) => iterate_seen(&view),
+        None => iterate_seen(v),
+    }
+}
+
+/// `iterate` of a value already seen as its readers see it: a view's container is read
+/// here without asking again (it is the container that has the shape label).
+fn iterate_seen(v: &Value) -> RtResult<Iter> {
     Ok(match v {
         Value::Range(r) => Iter::Range {
             next: r.start,
@@ -81,7 +90,7 @@ pub fn iterate(v: &Value) -> RtResult<Iter> {
         // their elements already, see `label::wrap`).
         Value::Labeled(l) => {
             let tag = l.tag();
-            let mut inner = iterate(&l.value)?;
+            let mut inner = iterate_seen(&l.value)?;
             let mut items = Vec::with_capacity(inner.size_hint());
             while let Some(x) = inner.next() {
                 items.push(crate::labels::label::wrap(x, tag));
@@ -154,6 +163,14 @@ impl Iter {
 
 /// All items of an iterable, in iteration order.
 pub fn collect(v: &Value) -> RtResult<Vec<Value>> {
+    match crate::labels::shape::seen(v) {
+        Some(view) => collect_seen(&view),
+        None => collect_seen(v),
+    }
+}
+
+/// `collect` of a value already seen as its readers see it (see `iterate_seen`).
+fn collect_seen(v: &Value) -> RtResult<Vec<Value>> {
     Ok(match v {
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
@@ -179,7 +196,7 @@ pub fn collect(v: &Value) -> RtResult<Vec<Value>> {
         // As `iterate` does: every item read through a label carries it.
         Value::Labeled(l) => {
             let tag = l.tag();
-            collect(&l.value)?
+            collect_seen(&l.value)?
                 .into_iter()
                 .map(|x| crate::labels::label::wrap(x, tag))
                 .collect()

@@ -124,6 +124,16 @@ struct Copier {
 
 impl Copier {
     fn copy(&mut self, v: &Value) -> RtResult<Portable> {
+        let p = self.copy_value(v)?;
+        // A shape label (`labels/shape.rs`) lives in this thread's table, not in the value:
+        // the copy crosses as a view, which is how every reader here saw the container.
+        Ok(match crate::labels::shape::tag(v) {
+            Some(t) => Portable::Labeled(t, Box::new(p)),
+            None => p,
+        })
+    }
+
+    fn copy_value(&mut self, v: &Value) -> RtResult<Portable> {
         Ok(match v {
             Value::None => Portable::None,
             Value::Bool(b) => Portable::Bool(*b),

@@ -13,6 +13,17 @@ use crate::value::{Dict, KStr, Value};
 /// `target op= rhs`: lists, strings, dicts and sets update in place as in Python
 /// (aliases of a list see `+=`); everything else rebinds to `target op rhs`.
 pub fn inplace(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
+    if crate::labels::label::any() {
+        if let Some(t) = crate::labels::shape::decided_by_operand(target, rhs) {
+            inplace_plain(op, target, rhs)?;
+            crate::labels::shape::mark(target, t);
+            return Ok(());
+        }
+    }
+    inplace_plain(op, target, rhs)
+}
+
+fn inplace_plain(op: BinOp, target: &mut Value, rhs: &Value) -> RtResult<()> {
     if let Value::Labeled(l) = &*target {
         if crate::labels::view::is_mutable_container(&l.value) {
             return view_inplace(op, target, rhs);

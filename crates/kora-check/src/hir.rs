@@ -595,6 +595,7 @@ pub const BUILTINS: &[&str] = &[
     "oct",
     "bin",
     "exit",
+    "bytes",
 ];
 
 pub fn builtin_id(name: &str) -> Option<BuiltinId> {

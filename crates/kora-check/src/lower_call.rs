@@ -380,6 +380,7 @@ pub(crate) fn builtin_type(name: &str, args: &[Ty]) -> Ty {
         "str" | "repr" | "chr" | "input" | "type" | "hex" | "oct" | "bin" => Ty::Str,
         "int" => Ty::Int,
         "float" => Ty::Float,
+        "bytes" => Ty::Std(crate::std_api::StdType::Bytes),
         "bool" | "any" | "all" | "isinstance" => Ty::Bool,
         "print" => Ty::None,
         "sorted" | "reversed" | "list" => Ty::List(Box::new(first.element())),

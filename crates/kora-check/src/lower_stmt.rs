@@ -253,6 +253,12 @@ impl Lowerer<'_> {
                     return None;
                 }
                 if let Some(m) = crate::std_api::StdMod::from_name(&name.name) {
+                    if m == crate::std_api::StdMod::Pdf {
+                        // `pdf` runs in a helper process: the embedder must register one
+                        // before the run starts, as for `use python`.
+                        let place = self.place(span);
+                        self.ctx.externals.id("helper", "pdf", &place);
+                    }
                     let bound = u.alias.as_ref().unwrap_or(name).name.clone();
                     if !self.f().is_module {
                         self.f().std_aliases.insert(bound, m);

@@ -22,10 +22,11 @@ pub enum StdMod {
     Env,
     Random,
     Notes,
+    Pdf,
 }
 
 /// Modules the record names that this build does not provide yet.
-pub const PLANNED: &[&str] = &["pdf", "eval"];
+pub const PLANNED: &[&str] = &["eval"];
 
 pub const MODULES: &[(&str, StdMod)] = &[
     ("json", StdMod::Json),
@@ -40,6 +41,7 @@ pub const MODULES: &[(&str, StdMod)] = &[
     ("env", StdMod::Env),
     ("random", StdMod::Random),
     ("notes", StdMod::Notes),
+    ("pdf", StdMod::Pdf),
 ];
 
 impl StdMod {
@@ -65,6 +67,8 @@ pub enum StdType {
     DateTime,
     /// `fs.Image`: a PNG, JPEG, GIF or WebP image's bytes, for `analyze`.
     Image,
+    /// `bytes`: raw octets (`fs.bytes`, a helper's payload); a built-in name, not a module's.
+    Bytes,
     /// One tool of an MCP server (`fs.read_file`, an item of `fs.tools`), for `tools=`.
     Tool,
 }
@@ -76,6 +80,7 @@ impl StdType {
             StdType::DateTime => "time.DateTime",
             StdType::Image => "fs.Image",
             StdType::Tool => "mcp.Tool",
+            StdType::Bytes => "bytes",
         }
     }
 
@@ -84,6 +89,7 @@ impl StdType {
             "sql.Db" => Some(StdType::Db),
             "time.DateTime" => Some(StdType::DateTime),
             "fs.Image" => Some(StdType::Image),
+            "bytes" => Some(StdType::Bytes),
             _ => None,
         }
     }
@@ -145,6 +151,8 @@ pub enum StdFn {
     FsImage,
     ImageFormat,
     ImageSize,
+    ImageWidth,
+    ImageHeight,
     FsWrite,
     FsAppend,
     FsList,
@@ -208,6 +216,10 @@ pub enum StdFn {
     NotesRead,
     NotesKeys,
     NotesRunId,
+    PdfPages,
+    PdfText,
+    PdfRender,
+    BytesDecode,
 }
 
 /// What a member is reached through.
@@ -266,10 +278,12 @@ pub const MEMBERS: &[Member] = &[
     m!(JsonEncode, M(Json), "encode", [("value", "any", false), ("indent", "int|None", true)], "str", None, Pure, "a value as JSON text"),
     m!(FsRead, M(Fs), "read", [("path", "str", false)], "Result[str]", None, Read, "a file's text"),
     m!(FsLines, M(Fs), "lines", [("path", "str", false)], "Result[list[str]]", None, Read, "a file's lines, without line endings"),
-    m!(FsBytes, M(Fs), "bytes", [("path", "str", false)], "Result[list[int]]", None, Read, "a file's bytes"),
+    m!(FsBytes, M(Fs), "bytes", [("path", "str", false)], "Result[bytes]", None, Read, "a file's bytes, for a helper (`pdf`)"),
     m!(FsImage, M(Fs), "image", [("path", "str", false)], "Result[fs.Image]", None, Read, "a PNG, JPEG, GIF or WebP image, for `analyze`"),
     prop!(ImageFormat, Image, "format", "str"),
     prop!(ImageSize, Image, "size", "int"),
+    prop!(ImageWidth, Image, "width", "int"),
+    prop!(ImageHeight, Image, "height", "int"),
     m!(FsWrite, M(Fs), "write", [("path", "str", false), ("text", "str", false)], "Result[None]", None, WorldChanging, "replaces a file's text"),
     m!(FsAppend, M(Fs), "append", [("path", "str", false), ("text", "str", false)], "Result[None]", None, WorldChanging, "adds text at a file's end"),
     m!(FsList, M(Fs), "list", [("path", "str", true)], "Result[list[str]]", None, Read, "a folder's entries, sorted"),
@@ -299,6 +313,7 @@ pub const MEMBERS: &[Member] = &[
     m!(DtToZone, Owner::Value(StdType::DateTime), "to_zone", [("tz", "str", false)], "Result[time.DateTime]", None, Pure, "the same instant in another zone"),
     m!(DtAdd, Owner::Value(StdType::DateTime), "add", [("seconds", "float", false)], "time.DateTime", None, Pure, "a later (or earlier) instant"),
     m!(DtSince, Owner::Value(StdType::DateTime), "since", [("other", "time.DateTime", false)], "float", None, Pure, "seconds from `other` to this"),
+    m!(BytesDecode, Owner::Value(StdType::Bytes), "decode", [], "Result[str]", None, Pure, "the bytes as UTF-8 text; `Err` names the first byte that is not"),
     prop!(DtYear, DateTime, "year", "int"),
     prop!(DtMonth, DateTime, "month", "int"),
     prop!(DtDay, DateTime, "day", "int"),
@@ -333,6 +348,9 @@ pub const MEMBERS: &[Member] = &[
     m!(NotesRead, M(Notes), "read", [("key", "str", false), ("default", "any", true)], "Result[T]", Some("any"), Effect, "a stored value, or the default"),
     m!(NotesKeys, M(Notes), "keys", [], "Result[list[str]]", None, Effect, "the keys written so far"),
     m!(NotesRunId, M(Notes), "run_id", [], "str", None, Pure, "this run's id"),
+    m!(PdfPages, M(Pdf), "pages", [("data", "bytes", false)], "Result[int]", None, Effect, "how many pages a PDF (its bytes, from `fs.bytes`) has"),
+    m!(PdfText, M(Pdf), "text", [("data", "bytes", false), ("page", "int", false)], "Result[str]", None, Effect, "the text of one page, counting from 0"),
+    m!(PdfRender, M(Pdf), "render", [("data", "bytes", false), ("page", "int", false), ("dpi", "int", true)], "Result[fs.Image]", None, Effect, "one page as a PNG image (72 dpi unless `dpi` says), for `analyze`"),
 ];
 
 pub fn member(func: StdFn) -> &'static Member {
@@ -452,6 +470,7 @@ mod tests {
                 Owner::Value(StdType::DateTime) => format!("`{}", m.name),
                 Owner::Value(StdType::Image) => format!("`image.{}`", m.name),
                 Owner::Value(StdType::Tool) => format!("`tool.{}`", m.name),
+                Owner::Value(StdType::Bytes) => format!("`b.{}(", m.name),
             };
             assert!(
                 doc.contains(&needle),

@@ -21,7 +21,7 @@ pub struct TypeScope<'a> {
 const BUILTIN_TYPES: &[&str] = &[
     "int", "float", "str", "bool", "None", "list", "dict", "set", "tuple", "Result", "Outcome",
     "Optional", "any", "Any", "object", "function", "Callable", "List", "Dict", "Set", "Tuple",
-    "Union", "Literal", "Iterable", "Sequence", "Mapping",
+    "Union", "Literal", "Iterable", "Sequence", "Mapping", "bytes",
 ];
 
 impl TypeScope<'_> {
@@ -56,6 +56,7 @@ impl TypeScope<'_> {
                     "str" => Ty::Str,
                     "bool" => Ty::Bool,
                     "None" => Ty::None,
+                    "bytes" => Ty::Std(crate::std_api::StdType::Bytes),
                     // `typing`'s spellings mean what the built-in ones do.
                     "list" | "List" => Ty::List(Box::new(arg(0, diags))),
                     "set" | "Set" => Ty::Set(Box::new(arg(0, diags))),

@@ -37,6 +37,12 @@ pub fn registry(
         }
         r.register(Arc::new(py));
     }
+    // `use pdf`: a helper process, started at the first call, confined (kora-helper).
+    if used.iter().any(|e| e.kind == "helper") {
+        let cfg =
+            kora_helper::PdfConfig::from_config(config, project).map_err(|e| e.to_string())?;
+        r.register(Arc::new(kora_helper::HelperProvider::new(cfg)));
+    }
     for e in used {
         let Some(p) = r.get(&e.kind) else {
             return Err(format!(

@@ -15,6 +15,15 @@ pub struct ImageData {
     pub bytes: Vec<u8>,
 }
 
+impl ImageData {
+    /// Width and height in pixels, read from the image's header; `None` when it cannot be read.
+    pub fn dimensions(&self) -> Option<(u64, u64)> {
+        imagesize::blob_size(&self.bytes)
+            .ok()
+            .map(|s| (s.width as u64, s.height as u64))
+    }
+}
+
 impl std::fmt::Debug for ImageData {
     // Pixels never reach a log line.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -86,6 +86,7 @@ const TOP_TABLES: &[&str] = &[
     "budget",
     "mcp",
     "python",
+    "pdf",
     "dependencies",
     "package",
     // `kora fmt`'s table: read (strictly) by kora-fmt, nothing a run uses.

@@ -71,6 +71,7 @@ impl Config {
             || sink == "local_model"
             || sink == "http"
             || sink == "python"
+            || sink == "pdf"
             || self.external_sinks.iter().any(|s| s == sink)
             || self.models.iter().any(|m| m.key == sink)
             || self.sinks.named.iter().any(|(n, _)| n == sink)
@@ -84,6 +85,7 @@ impl Config {
         names.extend(self.sinks.named.iter().map(|(n, _)| n.clone()));
         names.extend(self.external_sinks.iter().cloned());
         names.push("python".into());
+        names.push("pdf".into());
         if !names.iter().any(|n| n == "local_model") {
             names.push("local_model".into());
         }

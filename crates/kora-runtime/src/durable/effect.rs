@@ -44,6 +44,8 @@ pub enum Kind {
     Mcp,
     /// A call of a Python function in a sidecar worker (`use python`).
     Python,
+    /// A request to a package helper's process (`pdf.text`).
+    Helper,
 }
 
 impl Kind {
@@ -74,6 +76,7 @@ impl Kind {
             Kind::ModelTurn => "model_turn",
             Kind::Mcp => "mcp",
             Kind::Python => "python",
+            Kind::Helper => "helper",
         }
     }
 }
@@ -441,6 +444,17 @@ impl Recordable for i64 {
     }
     fn from_record(j: &Json) -> Option<i64> {
         j.as_i64()
+    }
+}
+
+/// A byte of `fs.bytes`: a read's answer is re-read on resume (only its digest is kept), so
+/// this form is for tests and mocks rather than the journal.
+impl Recordable for u8 {
+    fn to_record(&self) -> Json {
+        Json::from(*self)
+    }
+    fn from_record(j: &Json) -> Option<u8> {
+        j.as_u64().and_then(|n| u8::try_from(n).ok())
     }
 }
 

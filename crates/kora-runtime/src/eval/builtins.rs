@@ -8,6 +8,7 @@
 //! `int`); `exit` ends the run with a status, as `sys.exit` does.
 
 pub(crate) mod args;
+mod bytes_ctor;
 mod convert;
 mod num;
 mod seq;
@@ -71,6 +72,7 @@ pub mod id {
     pub const OCT: u16 = 41;
     pub const BIN: u16 = 42;
     pub const EXIT: u16 = 43;
+    pub const BYTES: u16 = 44;
 }
 
 /// Calls built-in `id` with evaluated arguments.
@@ -176,6 +178,7 @@ pub(crate) fn call_plain(
             isinstance(&args[0], &args[1]).map(Value::Bool)
         }
         id::EXIT => exit(ctx, args, kwargs),
+        id::BYTES => bytes_ctor::construct(args, &kwargs),
         id::INPUT => input(ctx, args, &kwargs),
         id::TYPE => {
             args::no_kwargs("type", &kwargs)?;
@@ -255,6 +258,9 @@ pub fn len(v: &Value) -> RtResult<i64> {
         Value::Set(s) => s.borrow().len(),
         Value::Range(r) => r.len(),
         Value::Cell(c) => return len(&c.borrow()),
+        Value::Native(_) if crate::value::bytes::Bytes::of(v).is_some() => {
+            crate::value::bytes::Bytes::of(v).map_or(0, |b| b.len())
+        }
         _ => return type_error(format!("object of type '{}' has no len()", type_name(v))),
     };
     match i64::try_from(n) {

@@ -1,12 +1,12 @@
 //! Values to `Data` on the way out of a call, `Data` to values on the way back: the one place
 //! each direction is decided.
 //!
-//! Out: `None`, bools, ints, floats, strings, lists, tuples, dicts, sets, ranges (as lists) and
+//! Out: `None`, bools, ints, floats, strings, bytes, lists, tuples, dicts, sets, ranges (as lists) and
 //! records (as dicts of their fields) cross; functions, outcomes and handles do not, and the
 //! error names what was passed. Labels are read through here: whether a classified part may
 //! leave at all is the caller's check, made before this conversion.
 //!
-//! Back: bytes become a `list[int]` (Kora's bytes), sets and tuples stay what they are, and a
+//! Bytes cross as bytes both ways (`Data::Bytes`, a helper's raw payload). Back: sets and tuples stay what they are, and a
 //! dict keeps its keys in order.
 
 use std::rc::Rc;
@@ -15,6 +15,7 @@ use kora_check::hir::Program;
 
 use crate::external::Data;
 use crate::labels::label;
+use crate::value::bytes::Bytes;
 use crate::value::{Dict, Key, Set, Value};
 
 /// The deepest nesting either direction follows: a deeper value is refused, never a stack overflow.
@@ -42,6 +43,9 @@ fn out(p: &Program, v: &Value, depth: usize) -> Result<Data, String> {
         Value::Tuple(xs) => Data::Tuple(items(p, xs.iter(), d)?),
         Value::Set(xs) => Data::Set(items(p, xs.borrow().iter().map(|k| &k.0), d)?),
         Value::Range(r) => Data::List((0..r.len()).map(|i| Data::Int(r.get(i))).collect()),
+        Value::Native(_) if Bytes::of(&plain).is_some() => {
+            Data::Bytes(Bytes::of(&plain).map(|b| b.to_vec()).unwrap_or_default())
+        }
         Value::Dict(m) => Data::Dict(
             m.borrow()
                 .iter()
@@ -61,7 +65,7 @@ fn out(p: &Program, v: &Value, depth: usize) -> Result<Data, String> {
         }
         other => {
             return Err(format!(
-                "{} cannot cross to another process: only data does (None, bool, int, float, str, list, tuple, dict, set, records)",
+                "{} cannot cross to another process: only data does (None, bool, int, float, str, bytes, list, tuple, dict, set, records)",
                 crate::value::conform::describe(p, other)
             ))
         }
@@ -98,7 +102,7 @@ fn back(d: &Data, depth: usize) -> Result<Value, String> {
         },
         Data::Float(f) => Value::Float(*f),
         Data::Str(s) => Value::str(s.as_str()),
-        Data::Bytes(b) => Value::list(b.iter().map(|x| Value::Int(i64::from(*x))).collect()),
+        Data::Bytes(b) => Bytes::value(b.clone()),
         Data::List(xs) => Value::list(xs.iter().map(|x| back(x, n)).collect::<Result<_, _>>()?),
         Data::Tuple(xs) => Value::tuple(xs.iter().map(|x| back(x, n)).collect::<Result<_, _>>()?),
         Data::Set(xs) => {
@@ -135,10 +139,9 @@ mod tests {
     }
 
     #[test]
-    fn bytes_come_back_as_a_list_of_ints() {
+    fn bytes_come_back_as_bytes() {
         let v = to_value(&Data::Bytes(vec![0, 255])).expect("converts");
-        let Value::List(l) = v else { panic!("a list") };
-        assert_eq!(l.borrow().len(), 2);
+        assert_eq!(Bytes::of(&v).as_deref(), Some(&[0u8, 255][..]));
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub const RULES: &[(Kind, &str)] = &[
     (Kind::Mcp, "mcp"),
     (Kind::Python, "python"),
     (Kind::Env, "env"),
+    // A helper is compiled code in another process: the importer decides whether it runs.
+    (Kind::Helper, "helper"),
 ];
 
 pub fn key_for(kind: Kind) -> Option<&'static str> {

@@ -50,11 +50,9 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             let r = host.effect(&a.effect(Kind::FsRead, &p, &name), |s| {
                 let bytes = std::fs::read(&full).map_err(|e| io_why(&p, &e))?;
                 s.observe(Observation::Read(&bytes));
-                Ok(bytes.into_iter().map(i64::from).collect::<Vec<i64>>())
+                Ok(bytes)
             })?;
-            Ok(outcome(r, |b| {
-                Value::list(b.into_iter().map(Value::Int).collect())
-            }))
+            Ok(outcome(r, crate::value::bytes::Bytes::value))
         }
         StdFn::FsImage => {
             let p = a.str(0)?.to_string();
@@ -67,15 +65,18 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             })?;
             Ok(outcome(r, |img| Value::Native(Rc::new(Native::new(img)))))
         }
-        StdFn::ImageFormat | StdFn::ImageSize => {
+        StdFn::ImageFormat | StdFn::ImageSize | StdFn::ImageWidth | StdFn::ImageHeight => {
             let Some(Value::Native(n)) = &a.recv else {
                 return Err(RtError::new(codes::ATTRIBUTE, "not an `fs.Image`"));
             };
             let Some(img) = n.downcast_ref::<Image>() else {
                 return Err(RtError::new(codes::ATTRIBUTE, "not an `fs.Image`"));
             };
+            let (w, h) = img.data.dimensions().unwrap_or((0, 0));
             Ok(match a.func {
                 StdFn::ImageFormat => Value::str(img.format()),
+                StdFn::ImageWidth => Value::Int(w as i64),
+                StdFn::ImageHeight => Value::Int(h as i64),
                 _ => Value::Int(img.data.bytes.len() as i64),
             })
         }

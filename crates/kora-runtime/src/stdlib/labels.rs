@@ -46,6 +46,21 @@ impl Interp<'_> {
         if let Some(Some(v)) = headers {
             refuse_header(v)?;
         }
+        if matches!(a.func, PdfPages | PdfText | PdfRender) {
+            // A helper is its own sink: the PDF leaves the interpreter for another process.
+            if let Some(Some(v)) = a.vals.first() {
+                if let Some(t) = label::unreleased(v, &|s| s == super::pdf::SINK) {
+                    return Err(RtError::new(
+                        codes::CLASSIFIED_TO_SINK,
+                        format!(
+                            "{} reaches the `pdf` helper (another process); release it with `declassify NAME for {}:` around the call",
+                            label::origin_text(t.secret_from),
+                            super::pdf::SINK
+                        ),
+                    ));
+                }
+            }
+        }
         if matches!(
             a.func,
             FsWrite | FsAppend | DbQuery | DbExecute | DbExecuteMany

@@ -10,6 +10,7 @@
 //! interpreter, for the run's host state and `Caller`). Must not know: agents or `parallel
 //! for`; the values it makes reach `Value` through `value::native`.
 
+mod bytes;
 mod csv;
 mod env;
 mod fs;
@@ -22,6 +23,7 @@ mod labels;
 mod notes;
 #[cfg(test)]
 pub(crate) mod parse_fuzz;
+mod pdf;
 #[cfg(test)]
 mod pipeline_tests;
 mod random;
@@ -470,7 +472,9 @@ impl Interp<'_> {
         match a.func {
             JsonParse | JsonEncode => json::call(self, a),
             FsRead | FsLines | FsBytes | FsWrite | FsAppend | FsList | FsGlob | FsExists
-            | FsRemove | FsMkdir | FsImage | ImageFormat | ImageSize => fs::call(self, a),
+            | FsRemove | FsMkdir | FsImage | ImageFormat | ImageSize | ImageWidth | ImageHeight => {
+                fs::call(self, a)
+            }
             HttpGet | HttpPost => http::call(self, a),
             SqlOpen | DbQuery | DbExecute | DbExecuteMany | DbClose => sql::call(self, a),
             TimeNow | TimeParse | TimeDatetime | TimeFromTimestamp | TimeSleep | TimeSeconds
@@ -486,6 +490,8 @@ impl Interp<'_> {
             RandomRandom | RandomRandint | RandomUniform | RandomChoice | RandomShuffle
             | RandomSample | RandomSeed => random::call(self, a),
             NotesWrite | NotesRead | NotesKeys | NotesRunId => notes::call(self, a),
+            PdfPages | PdfText | PdfRender => pdf::call(self, a),
+            BytesDecode => bytes::call(a),
         }
     }
 

@@ -146,6 +146,16 @@ fn get_index_plain(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
             }
         }
         Value::Cell(c) => get_index(p, &c.borrow(), idx),
+        Value::Native(_) if crate::value::bytes::Bytes::of(v).is_some() => {
+            let b = crate::value::bytes::Bytes::of(v).unwrap_or_else(|| [].into());
+            let Some(i) = int_of(idx) else {
+                return indices_error("byte", idx);
+            };
+            match normalize(i, b.len()).and_then(|i| b.get(i)) {
+                Some(x) => Ok(Value::Int(i64::from(*x))),
+                None => fail(codes::INDEX, "index out of range"),
+            }
+        }
         Value::Labeled(l) => Ok(crate::labels::label::wrap(
             get_index_seen(p, &l.value, idx)?,
             l.tag(),
@@ -376,6 +386,13 @@ pub fn slice(v: &Value, lo: Option<i64>, hi: Option<i64>, step: Option<i64>) -> 
             }
         }
         Value::Cell(c) => slice(&c.borrow(), lo, hi, step),
+        Value::Native(_) if crate::value::bytes::Bytes::of(v).is_some() => {
+            let b = crate::value::bytes::Bytes::of(v).unwrap_or_else(|| [].into());
+            let r = resolve(lo, hi, step, b.len())?;
+            Ok(crate::value::bytes::Bytes::value(
+                r.indices().map(|i| b[i]).collect(),
+            ))
+        }
         _ => type_error(format!("'{}' object is not subscriptable", type_name(v))),
     }
 }

@@ -78,6 +78,14 @@ fn iterate_seen(v: &Value) -> RtResult<Iter> {
                 .into_iter(),
         ),
         Value::Cell(c) => return iterate(&c.borrow()),
+        Value::Native(_) if crate::value::bytes::Bytes::of(v).is_some() => Iter::Values(
+            crate::value::bytes::Bytes::of(v)
+                .unwrap_or_else(|| [].into())
+                .iter()
+                .map(|b| Value::Int(i64::from(*b)))
+                .collect::<Vec<_>>()
+                .into_iter(),
+        ),
         // A labelled string or range yields labelled items (containers carry labels on
         // their elements already, see `label::wrap`).
         Value::Labeled(l) => {
@@ -178,6 +186,13 @@ fn collect_seen(v: &Value) -> RtResult<Vec<Value>> {
         Value::Dict(d) => d.borrow().keys().map(|k| k.0.clone()).collect(),
         Value::Set(s) => s.borrow().iter().map(|k| k.0.clone()).collect(),
         Value::Cell(c) => return collect(&c.borrow()),
+        Value::Native(_) if crate::value::bytes::Bytes::of(v).is_some() => {
+            crate::value::bytes::Bytes::of(v)
+                .unwrap_or_else(|| [].into())
+                .iter()
+                .map(|b| Value::Int(i64::from(*b)))
+                .collect()
+        }
         // As `iterate` does: every item read through a label carries it.
         Value::Labeled(l) => {
             let tag = l.tag();

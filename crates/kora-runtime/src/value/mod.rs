@@ -19,6 +19,7 @@
 
 pub mod arith;
 pub mod big_int;
+pub mod bytes;
 pub mod caller;
 pub mod compare;
 pub mod conform;
@@ -372,6 +373,7 @@ impl Value {
             // Branching on a secret is an implicit flow, which labels do not track (DECISIONS.md).
             Value::Labeled(l) => l.value.truthy(),
             Value::LabeledSmall(s) => s.plain().truthy(),
+            Value::Native(_) => bytes::Bytes::of(self).is_none_or(|b| !b.is_empty()),
             _ => true,
         }
     }

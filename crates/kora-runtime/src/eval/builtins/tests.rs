@@ -151,11 +151,12 @@ fn ids_match_the_builtin_table() {
         (id::OCT, "oct"),
         (id::BIN, "bin"),
         (id::EXIT, "exit"),
+        (id::BYTES, "bytes"),
     ];
     for (id, name) in pairs {
         assert_eq!(hir::builtin_name(BuiltinId(id)), name);
     }
-    assert_eq!(hir::BUILTINS.len(), id::EXIT as usize + 1);
+    assert_eq!(hir::BUILTINS.len(), id::BYTES as usize + 1);
 }
 
 #[test]

@@ -215,3 +215,43 @@ fn is_none_answers_the_same_for_every_label_kind() {
     );
     let _ = kora;
 }
+
+/// Reads the first line of `in.txt` into `line`: an unverified string.
+const READ: &str = "ls: list[str] = fs.lines(\"in.txt\") else:\n    exit(2)\nline = ls[0]";
+
+#[test]
+fn a_path_read_from_a_file_stays_unverified_through_str_and_repr_of_a_list() {
+    // `str`/`repr` flatten: every label inside their argument goes onto the rendering. Without
+    // that row, a plain list holding an unverified line would render to a plain string, and a
+    // path read from a file would reach `fs.read` as if the program had written it.
+    let fake = FakeProvider::start();
+    for (name, expr) in [
+        ("str", "str([line])[2:-2]"),
+        ("repr", "repr([line])[2:-2]"),
+        ("str-tuple", "str((line, 1))[2:-5]"),
+    ] {
+        let src = format!("use fs\n{READ}\np = {expr}\nprint(fs.read(p))\n");
+        let d = temp_dir("kora-label-sinks", &format!("unverified-{name}"));
+        write_fake_config(&d, &fake.openai_endpoint());
+        std::fs::write(d.join("in.txt"), "secret.txt\n").expect("input");
+        std::fs::write(d.join("secret.txt"), "the file's text").expect("target");
+        std::fs::write(d.join("main.ko"), &src).expect("program");
+        let out = kora(&d, &["run", "main.ko"], None);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains("E1343"), "{name}: {err}");
+        assert!(!text(&out.stdout).contains("the file's text"), "{name}");
+        // The same program with the path written in it reads the file: the refusal is the label's.
+        std::fs::write(
+            d.join("main.ko"),
+            src.replace(READ, "line = \"secret.txt\""),
+        )
+        .expect("program");
+        let out = kora(&d, &["run", "main.ko"], None);
+        assert!(
+            text(&out.stdout).contains("the file's text"),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+    }
+}

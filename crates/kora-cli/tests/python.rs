@@ -108,7 +108,7 @@ print(h.echo(2 ** 100, -(2 ** 70)))
     // In Python's own order: a dict's keys keep their order across the boundary.
     assert_eq!(
         lines[0],
-        "Ok({'none': None, 'yes': True, 'int': -7, 'float': 2.5, 'str': 'héllo', 'bytes': [0, 255], 'list': [1, [2]], 'tuple': (1, 'a'), 'set': {3}, 'int_keys': {1: 'one'}, 'dataclass': {'x': 1, 'label': 'p'}, 'namedtuple': {'left': 1, 'right': 2}})"
+        "Ok({'none': None, 'yes': True, 'int': -7, 'float': 2.5, 'str': 'héllo', 'bytes': b'\\x00\\xff', 'list': [1, [2]], 'tuple': (1, 'a'), 'set': {3}, 'int_keys': {1: 'one'}, 'dataclass': {'x': 1, 'label': 'p'}, 'namedtuple': {'left': 1, 'right': 2}})"
     );
     assert_eq!(
         lines[1],

@@ -758,3 +758,91 @@ fn hover_and_definition_reach_types_fields_methods_and_std_members() {
     );
     s.c.stop();
 }
+
+/// Asked from the declaring file, references and rename reach the files that `use` it, found in
+/// the workspace without being open; a file that does not use it, and a local, stay out.
+#[test]
+fn references_and_rename_reach_the_files_that_use_a_module() {
+    let dir = scratch("lsp-upward");
+    std::fs::write(dir.join("lib.ko"), LIB).expect("write lib");
+    std::fs::write(dir.join("main.ko"), MAIN).expect("write main");
+    let other = "def total(xs: list[int]) -> int:\n    return len(xs)\n\nprint(total([1]))\n";
+    std::fs::create_dir_all(dir.join("tools")).expect("mkdir");
+    std::fs::write(dir.join("tools/other.ko"), other).expect("write other");
+    let user = "use \"../lib.ko\" as money\n\nprint(money.total([money.Money(cents=5, currency=\"EUR\")]))\n";
+    std::fs::write(dir.join("tools/user.ko"), user).expect("write user");
+    let (mut c, _) = Client::start(&dir);
+    let (lib, main) = (uri(&dir.join("lib.ko")), uri(&dir.join("main.ko")));
+    let user_uri = uri(&dir.join("tools/user.ko"));
+    c.open(&lib, LIB);
+    assert_eq!(c.diagnostics(&lib, 1), Vec::<Value>::new());
+    let ask = |c: &mut Client, needle: &str, nth: usize| {
+        let r = c.request(
+            "textDocument/references",
+            json!({"textDocument": {"uri": lib}, "position": pos(LIB, needle, nth, 1),
+                   "context": {"includeDeclaration": true}}),
+        );
+        places(&r)
+    };
+    // A function: its `def`, and the calls in both files that use lib.ko (not other.ko's own `total`).
+    let got = ask(&mut c, "total(", 0);
+    assert_eq!(
+        got,
+        vec![
+            place(&lib, LIB, "total(", 0, 0),
+            place(&main, MAIN, "total(wallet)", 0, 0),
+            place(&user_uri, user, "total(", 0, 0),
+        ]
+    );
+    // A record: its declaration, its annotation here, and the constructors in both users.
+    let got = ask(&mut c, "Money:", 0);
+    assert!(got.contains(&place(&main, MAIN, "Money(", 0, 0)), "{got:?}");
+    assert!(
+        got.contains(&place(&user_uri, user, "Money(", 0, 0)),
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 4, "{got:?}");
+    // A field: the declaration, the read here, and the keyword in user.ko.
+    let got = ask(&mut c, "cents: int", 0);
+    assert!(
+        got.contains(&place(&user_uri, user, "cents=", 0, 0)),
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 3, "{got:?}");
+    // A local stays in its function.
+    assert_eq!(ask(&mut c, "s = 0", 0).len(), 4);
+
+    // Renaming `total` from lib.ko edits all three files; each result checks clean.
+    let edit = c.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": lib}, "position": pos(LIB, "total(", 0, 1),
+               "newName": "sum_cents"}),
+    );
+    let changes = &edit["changes"];
+    assert!(
+        changes.get(uri(&dir.join("tools/other.ko"))).is_none(),
+        "{edit}"
+    );
+    let edits = |u: &str| changes[u].as_array().cloned().unwrap_or_default();
+    for (u, text, path) in [
+        (&lib, LIB, "lib.ko"),
+        (&main, MAIN, "main.ko"),
+        (&user_uri, user, "tools/user.ko"),
+    ] {
+        let renamed = apply(text, &edits(u));
+        assert!(renamed.contains("sum_cents"), "{path}: {renamed}");
+        assert!(!renamed.contains("total"), "{path}: {renamed}");
+        std::fs::write(dir.join(path), renamed).expect("write renamed");
+    }
+    c.stop();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kora"))
+        .args(["check", "main.ko", "tools/user.ko", "lib.ko"])
+        .current_dir(&dir)
+        .output()
+        .expect("kora check");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -149,6 +149,17 @@ impl Documents {
         found
     }
 
+    /// An analysis with `path` as its entry: the open document's, else one of the file as it is on
+    /// disk (with open buffers for what it uses), not cached.
+    pub fn analysis_of_path(&self, path: &Path) -> Option<Arc<Analysis>> {
+        if let Some((_, a)) = self.analysis(path) {
+            return Some(a);
+        }
+        let open = snapshot(&self.lock());
+        let a = analyze(path, &open, Some(&self.trees));
+        a.unreadable.is_none().then(|| Arc::new(a))
+    }
+
     /// An analysis of the document as if its text were `text` (completion's placeholder); not cached.
     pub fn analysis_of_text(&self, path: &Path, text: String) -> Analysis {
         let mut open = snapshot(&self.lock());

@@ -17,6 +17,7 @@ pub mod documents;
 pub mod folding_ranges;
 pub mod formatting;
 pub mod hover;
+pub mod importers;
 pub mod inlay_hints;
 pub mod member_docs;
 mod publish;

@@ -4,7 +4,8 @@
 use tower_lsp_server::ls_types::{Location, Uri};
 
 use crate::analysis::Analysis;
-use crate::symbol::{occurrences, symbol_at, Occurrence};
+use crate::importers::Found;
+use crate::symbol::{occurrences, symbol_at, Occurrence, Symbol};
 
 /// The URI of one of the analysis's files: the document's own for the entry.
 pub fn file_uri(a: &Analysis, entry: &Uri, file: usize) -> Option<Uri> {
@@ -27,13 +28,21 @@ pub fn references(
     uri: &Uri,
     offset: usize,
     include_declaration: bool,
+    upward: impl Fn(&Symbol) -> Found,
 ) -> Option<Vec<Location>> {
     let (sym, _) = symbol_at(a, offset)?;
-    Some(
-        occurrences(a, &sym)
-            .iter()
-            .filter(|o| include_declaration || !o.write)
-            .filter_map(|o| location(a, uri, o))
-            .collect(),
-    )
+    let mut out: Vec<Location> = occurrences(a, &sym)
+        .iter()
+        .filter(|o| include_declaration || !o.write)
+        .filter_map(|o| location(a, uri, o))
+        .collect();
+    for (entry, other, found) in upward(&sym) {
+        for o in found.iter().filter(|o| include_declaration || !o.write) {
+            match location(&other, &entry, o) {
+                Some(l) if !out.contains(&l) => out.push(l),
+                _ => {}
+            }
+        }
+    }
+    Some(out)
 }

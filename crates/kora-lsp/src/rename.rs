@@ -8,6 +8,7 @@ use tower_lsp_server::ls_types::{Range, TextEdit, Uri, WorkspaceEdit};
 
 use crate::analysis::Analysis;
 use crate::completion::KEYWORDS;
+use crate::importers::Found;
 use crate::references::file_uri;
 use crate::symbol::{occurrences, symbol_at, Symbol};
 
@@ -45,6 +46,7 @@ pub fn rename(
     uri: &Uri,
     offset: usize,
     new_name: &str,
+    upward: impl Fn(&Symbol) -> Found,
 ) -> Result<WorkspaceEdit, String> {
     if let Some(why) = refuse_name(new_name) {
         return Err(why);
@@ -57,14 +59,27 @@ pub fn rename(
         }
     }
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
-    for o in occurrences(a, &sym) {
-        let (Some(f), Some(u)) = (a.files.get(o.file), file_uri(a, uri, o.file)) else {
-            continue;
+    let mut add = |a: &Analysis, entry: &Uri, o: &crate::symbol::Occurrence| {
+        let (Some(f), Some(u)) = (a.files.get(o.file), file_uri(a, entry, o.file)) else {
+            return;
         };
-        changes.entry(u).or_default().push(TextEdit {
+        let edit = TextEdit {
             range: f.lines.range(&f.text, o.span),
             new_text: new_name.to_string(),
-        });
+        };
+        let edits = changes.entry(u).or_default();
+        // A file reached by two analyses is found twice; one edit per place.
+        if !edits.contains(&edit) {
+            edits.push(edit);
+        }
+    };
+    for o in occurrences(a, &sym) {
+        add(a, uri, &o);
+    }
+    for (entry, other, found) in upward(&sym) {
+        for o in &found {
+            add(&other, &entry, o);
+        }
     }
     Ok(WorkspaceEdit {
         changes: Some(changes),

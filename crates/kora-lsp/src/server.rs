@@ -77,6 +77,12 @@ impl Backend {
         Some((a, offset))
     }
 
+    /// The occurrences of `sym` in the workspace files that use its declaring file.
+    fn upward(&self, a: &Analysis, sym: &crate::symbol::Symbol) -> crate::importers::Found {
+        let roots = self.roots.lock().map(|r| r.clone()).unwrap_or_default();
+        crate::importers::upward(&self.docs, &roots, a, sym)
+    }
+
     fn analysed(&self, uri: &Uri) -> Option<Arc<Analysis>> {
         self.docs.analysis(&path_of(uri)).map(|(_, a)| a)
     }
@@ -320,7 +326,8 @@ impl LanguageServer for Backend {
             return Ok(None);
         };
         let uri = &at.text_document.uri;
-        Ok(references(&a, uri, offset, p.context.include_declaration))
+        let decl = p.context.include_declaration;
+        Ok(references(&a, uri, offset, decl, |s| self.upward(&a, s)))
     }
 
     async fn document_highlight(
@@ -351,9 +358,11 @@ impl LanguageServer for Backend {
         let Some((a, offset)) = self.analysed_at(&at.text_document.uri, at.position) else {
             return Ok(None);
         };
-        rename(&a, &at.text_document.uri, offset, &p.new_name)
-            .map(Some)
-            .map_err(refused)
+        rename(&a, &at.text_document.uri, offset, &p.new_name, |s| {
+            self.upward(&a, s)
+        })
+        .map(Some)
+        .map_err(refused)
     }
 
     async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> {

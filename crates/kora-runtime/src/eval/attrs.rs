@@ -30,7 +30,10 @@ impl Interp<'_> {
         }
         if crate::labels::label::any() {
             if let Some(t) = crate::eval::label_calls::shape_decided(recv, name, &args, &kw) {
-                let r = self.call_method_shaped(recv, name, args, kw)?;
+                // The receiver is read as its readers see it (a view, if an earlier change
+                // gave it a shape label).
+                let seen = crate::labels::shape::seen_or(recv);
+                let r = self.call_method_any(&seen, name, args, kw)?;
                 crate::labels::shape::mark(recv, t);
                 return Ok(r);
             }
@@ -47,22 +50,6 @@ impl Interp<'_> {
             return self.call_method_any(recv, name, args, kw);
         }
         self.call_method_plain(recv, name, args, kw)
-    }
-
-    /// A method call whose arguments decide its receiver's shape, the receiver read as its
-    /// readers see it (a view, if an earlier change gave it a shape label).
-    #[cold]
-    fn call_method_shaped(
-        &mut self,
-        recv: &Value,
-        name: Sym,
-        args: Vec<Value>,
-        kw: Vec<(Sym, Value)>,
-    ) -> RtResult<Value> {
-        match crate::labels::shape::seen(recv) {
-            Some(view) => self.call_method_any(&view, name, args, kw),
-            None => self.call_method_any(recv, name, args, kw),
-        }
     }
 
     /// A method call once labels exist, its operands plain or not.

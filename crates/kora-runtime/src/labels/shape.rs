@@ -15,6 +15,7 @@
 //! the table grows. Heaps are per thread (`parallel for` copies values across), so the table
 //! is too.
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
@@ -112,6 +113,15 @@ pub(crate) fn label_box(v: &Value) -> Option<Rc<Labeled>> {
 pub fn seen(v: &Value) -> Option<Value> {
     let t = tag(v)?;
     Some(wrap(v.clone(), t))
+}
+
+/// `v` as its readers see it: the view `seen` makes, or `v` itself (no copy) when it has no
+/// shape label.
+pub fn seen_or(v: &Value) -> Cow<'_, Value> {
+    match seen(v) {
+        Some(view) => Cow::Owned(view),
+        None => Cow::Borrowed(v),
+    }
 }
 
 /// Puts `t` on the shape of `container` (a plain list, dict or set, or a view of one), joined

@@ -40,10 +40,7 @@ pub(crate) fn indices_error<T>(what: &str, idx: &Value) -> RtResult<T> {
 
 /// `v[idx]`.
 pub fn get_index(p: &Program, v: &Value, idx: &Value) -> RtResult<Value> {
-    match crate::labels::shape::seen(v) {
-        Some(view) => get_index_seen(p, &view, idx),
-        None => get_index_seen(p, v, idx),
-    }
+    get_index_seen(p, &crate::labels::shape::seen_or(v), idx)
 }
 
 /// `get_index` of a container already seen as its readers see it: a view's container is

@@ -36,10 +36,7 @@ pub enum Iter {
 
 /// Starts iterating `v`, or fails with Python's "'int' object is not iterable".
 pub fn iterate(v: &Value) -> RtResult<Iter> {
-    match crate::labels::shape::seen(v) {
-        Some(view) => iterate_seen(&view),
-        None => iterate_seen(v),
-    }
+    iterate_seen(&crate::labels::shape::seen_or(v))
 }
 
 /// `iterate` of a value already seen as its readers see it: a view's container is read
@@ -163,10 +160,7 @@ impl Iter {
 
 /// All items of an iterable, in iteration order.
 pub fn collect(v: &Value) -> RtResult<Vec<Value>> {
-    match crate::labels::shape::seen(v) {
-        Some(view) => collect_seen(&view),
-        None => collect_seen(v),
-    }
+    collect_seen(&crate::labels::shape::seen_or(v))
 }
 
 /// `collect` of a value already seen as its readers see it (see `iterate_seen`).

@@ -78,6 +78,8 @@ impl Ctx {
             records: &self.type_ix,
             aliases: &self.aliases,
             package: self.package_of(m),
+            modules: self.mods.get(m.0 as usize).map(|i| &i.mod_aliases),
+            mod_pkgs: &self.mod_pkgs,
         }
     }
 
@@ -91,6 +93,16 @@ impl Ctx {
             Some(p) => format!("{p}::{name}"),
             None => name.to_string(),
         }
+    }
+
+    /// The type of a value of record `tid`, named as messages show it (`a.Config` for
+    /// package a's).
+    pub fn record_ty(&self, tid: hir::TypeId) -> Ty {
+        let rec = &self.types[tid.0 as usize];
+        Ty::Record(
+            tid,
+            crate::typeexpr::record_display(&self.type_key(rec.module, &rec.name)),
+        )
     }
 
     /// The record `name` written in module `m`: its package's own first, then the program-wide

@@ -221,7 +221,7 @@ impl Lowerer<'_> {
                         )
                     })
                     .collect();
-                let ty = Ty::Record(*tid, name.clone());
+                let ty = self.ctx.record_ty(*tid);
                 let sig = Sig {
                     name,
                     kind: ast::FuncKind::Def,

@@ -6,7 +6,7 @@ use kora_syntax::ast::{TypeExpr, TypeExprKind};
 use kora_syntax::Diagnostic;
 
 use crate::codes;
-use crate::hir::TypeId;
+use crate::hir::{ModId, TypeId};
 use crate::suggest;
 use crate::types::Ty;
 
@@ -16,6 +16,15 @@ pub struct TypeScope<'a> {
     pub aliases: &'a FxHashMap<String, Ty>,
     /// The package of the file being lowered: its own records are keyed `ID::Name`.
     pub package: Option<&'a str>,
+    /// The modules the file binds by `use` (`use a` → `a`), for `a.Config`.
+    pub modules: Option<&'a FxHashMap<String, ModId>>,
+    /// Each module's package id, to find the key of a module's records.
+    pub mod_pkgs: &'a [Option<String>],
+}
+
+/// A record's name as messages show it: a package's `ID::Name` key reads `ID.Name`.
+pub fn record_display(key: &str) -> String {
+    key.replace("::", ".")
 }
 
 const BUILTIN_TYPES: &[&str] = &[
@@ -25,6 +34,40 @@ const BUILTIN_TYPES: &[&str] = &[
 ];
 
 impl TypeScope<'_> {
+    /// `a.Config` where the file binds module `a`: that module's record, or an unknown-type
+    /// error listing its records. `None` when the prefix is not a bound module.
+    fn qualified(&self, written: &str, t: &TypeExpr, diags: &mut Vec<Diagnostic>) -> Option<Ty> {
+        let (prefix, name) = written.rsplit_once('.')?;
+        let m = *self.modules?.get(prefix)?;
+        let key_prefix = match self.mod_pkgs.get(m.0 as usize).and_then(|p| p.as_deref()) {
+            Some(p) => format!("{p}::"),
+            None => String::new(),
+        };
+        let key = format!("{key_prefix}{name}");
+        if let Some(id) = self.records.get(&key) {
+            return Some(Ty::Record(*id, record_display(&key)));
+        }
+        let known = self
+            .records
+            .keys()
+            .filter_map(|k| match key_prefix.as_str() {
+                "" => (!k.contains("::")).then_some(k.as_str()),
+                p => k.strip_prefix(p),
+            });
+        let mut d = Diagnostic::error(
+            codes::UNKNOWN_TYPE,
+            format!("unknown type `{written}`: module `{prefix}` declares no record `{name}`"),
+            t.span,
+        )
+        .with_label("not a type");
+        d = match suggest::closest(name, known) {
+            Some(s) => d.with_help(format!("did you mean `{prefix}.{s}`?")),
+            None => d.with_help(format!("`{prefix}` declares no record types")),
+        };
+        diags.push(d);
+        Some(Ty::Any)
+    }
+
     pub fn lower(&self, t: &TypeExpr, diags: &mut Vec<Diagnostic>) -> Ty {
         match &t.kind {
             TypeExprKind::None => Ty::None,
@@ -112,8 +155,12 @@ impl TypeScope<'_> {
                         let own = self
                             .package
                             .and_then(|p| self.records.get(&format!("{p}::{other}")));
-                        if let Some(id) = own.or_else(|| self.records.get(other)) {
+                        if let Some(id) = own {
+                            Ty::Record(*id, format!("{}.{other}", self.package.unwrap_or("")))
+                        } else if let Some(id) = self.records.get(other) {
                             Ty::Record(*id, other.to_string())
+                        } else if let Some(ty) = self.qualified(other, t, diags) {
+                            ty
                         } else if let Some(t) = self.aliases.get(other) {
                             t.clone()
                         } else if let Some(st) = crate::std_api::StdType::from_name(other) {

@@ -925,3 +925,77 @@ fn records_are_namespaced_per_package() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("size"), "{}", r.stderr);
 }
+
+#[test]
+fn a_package_record_named_in_an_annotation_is_checked() {
+    let root = temp_dir("kora-pkg", "annotations");
+    package(
+        &root.join("a"),
+        "a",
+        "",
+        &[(
+            "lib.ko",
+            "type Config:\n    name: str\n\n\ndef make() -> Config:\n    return Config(name=\"a\")\n",
+        )],
+    );
+    package(
+        &root.join("b"),
+        "b",
+        "",
+        &[(
+            "lib.ko",
+            "type Config:\n    size: int\n\n\ndef make() -> Config:\n    return Config(size=2)\n",
+        )],
+    );
+    let app = root.join("app");
+    write(
+        &app.join("kora.toml"),
+        "[dependencies]\na = { path = \"../a\" }\nb = { path = \"../b\" }\n",
+    );
+    write(
+        &app.join("main.ko"),
+        "use a\nuse b\n\n\ndef name_of(c: a.Config) -> str:\n    return c.name\n\n\ndef both() -> list[a.Config]:\n    return [a.make(), a.Config(name=\"x\")]\n\n\nc: a.Config = a.make()\nprint(name_of(c), [x.name for x in both()], b.make().size)\n",
+    );
+    ok(&kora(&app, &root, &["check", "main.ko"]));
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "a ['a', 'x'] 2\n");
+    // Wrong types are errors that name both records fully, in check and in run.
+    for (program, want) in [
+        ("c: a.Config = 3\n", "expected `a.Config`, found `int`"),
+        (
+            "def f(c: a.Config) -> str:\n    return c.name\n\n\nprint(f(b.make()))\n",
+            "expected `a.Config`, found `b.Config`",
+        ),
+        (
+            "xs: list[a.Config] = [b.make()]\n",
+            "expected `list[a.Config]`, found `list[b.Config]`",
+        ),
+        (
+            "def g() -> b.Config:\n    return a.make()\n",
+            "expected `b.Config`, found `a.Config`",
+        ),
+    ] {
+        write(
+            &app.join("main.ko"),
+            &format!("use a\nuse b\n\n\n{program}"),
+        );
+        for cmd in ["check", "run"] {
+            let r = kora(&app, &root, &[cmd, "main.ko"]);
+            assert_eq!(r.code, 2, "{cmd} {program}: {}", r.stderr);
+            assert!(r.stderr.contains(want), "{cmd} {program}: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "nothing ran");
+        }
+    }
+    // An unknown record of a bound package is named, with the near miss offered.
+    write(&app.join("main.ko"), "use a\n\nc: a.Confg = a.make()\n");
+    let r = kora(&app, &root, &["check", "main.ko"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("unknown type `a.Confg`")
+            && r.stderr.contains("main.ko:3:4")
+            && r.stderr.contains("did you mean `a.Config`?"),
+        "{}",
+        r.stderr
+    );
+}

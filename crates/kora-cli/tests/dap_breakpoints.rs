@@ -275,3 +275,62 @@ fn breakpoints_in_functions_parallel_branches_run_are_refused_or_qualified() {
     assert!(out.contains("ys [2, 4] 4\n"), "{out}");
     ok(&mut p, "disconnect", json!({}));
 }
+
+/// A program using a package is debugged as `kora run` runs it: the package resolves, a
+/// breakpoint in its `lib.ko` is verified and hit with the package's file on the stack, and its
+/// grants still hold (an `fs` read it was not granted is refused, naming the package).
+#[test]
+fn a_breakpoint_inside_a_package_is_hit_and_its_grants_hold() {
+    let root = scratch("dap-package");
+    let lib = "use fs\n\n\ndef hello(name: str) -> str:\n    greeting = \"hello\"\n    return f\"{greeting}, {name}\"\n\n\ndef peek(p: str) -> str:\n    text: str = fs.read(p) else (why, kind):\n        return why\n    return text\n";
+    std::fs::create_dir_all(root.join("greet")).expect("mkdir greet");
+    std::fs::create_dir_all(root.join("app")).expect("mkdir app");
+    std::fs::write(
+        root.join("greet/kora.toml"),
+        "[package]\nname = \"greet\"\nversion = \"0.1.0\"\n",
+    )
+    .expect("write manifest");
+    std::fs::write(root.join("greet/lib.ko"), lib).expect("write lib");
+    std::fs::write(
+        root.join("app/kora.toml"),
+        "[dependencies]\ngreet = { path = \"../greet\" }\n",
+    )
+    .expect("write app manifest");
+    std::fs::write(root.join("app/secret.txt"), "password").expect("write secret");
+    let main = root.join("app/main.ko");
+    std::fs::write(
+        &main,
+        "use greet\n\nprint(greet.hello(\"ana\"))\nprint(greet.peek(\"secret.txt\"))\n",
+    )
+    .expect("write main");
+    let lib_path = std::fs::canonicalize(root.join("greet/lib.ko")).expect("canonical lib");
+    let lib_path = lib_path.to_str().expect("utf-8 path").to_string();
+
+    let mut p = Peer::spawn("dap");
+    ok(&mut p, "initialize", json!({"adapterID": "kora"}));
+    event(&mut p, "initialized");
+    let path = main.to_str().expect("utf-8 path").to_string();
+    ok(&mut p, "launch", json!({"program": path}));
+    let bps = set(&mut p, &lib_path, json!([{"line": 6}]));
+    assert_eq!(bps[0]["verified"], true, "{bps:?}");
+    ok(&mut p, "configurationDone", json!({}));
+
+    assert_eq!(event(&mut p, "stopped")["reason"], "breakpoint");
+    let frames = ok(&mut p, "stackTrace", json!({"threadId": 1}))["stackFrames"].clone();
+    assert_eq!(frames[0]["line"], 6, "{frames}");
+    assert!(
+        frames[0]["source"]["path"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("greet/lib.ko")),
+        "{frames}"
+    );
+    let (_, vars) = scope(&mut p, "Locals");
+    assert_eq!(value_of(&vars, "greeting"), "'hello'");
+    ok(&mut p, "continue", json!({"threadId": 1}));
+    event(&mut p, "terminated");
+    let out = outputs(&p, "stdout").concat();
+    assert!(out.contains("hello, ana"), "{out}");
+    assert!(!out.contains("password"), "{out}");
+    let err = outputs(&p, "stderr").concat();
+    assert!(err.contains("package `greet`"), "{err}");
+}

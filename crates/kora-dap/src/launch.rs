@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 
-use kora_check::{check_program, Disk};
+use kora_check::check_program;
 use kora_runtime::agents::analyze::Models;
 use kora_runtime::agents::cassette::{Cassette, Mode};
 use kora_runtime::config::Config;
@@ -55,7 +55,13 @@ fn run(
     resume: Receiver<Resume>,
 ) -> i64 {
     let file = launch.program;
-    let checked = match check_program(&file, &Disk) {
+    // Packages resolve, and are confined, exactly as under `kora run`.
+    let project = kora_pkg::Project::for_entry(&file);
+    if let Some(e) = project.manifest_error() {
+        fail(tx, format!("error[E1405]: {e}\n"));
+        return 2;
+    }
+    let checked = match check_program(&file, &project) {
         Ok(c) => c,
         Err(e) => {
             fail(
@@ -110,6 +116,13 @@ fn run(
     }
     let mut out = ProgramOutput::new(tx.clone());
     let mut interp = kora_runtime::Interp::new(program.clone(), &mut out);
+    if let Some(g) = project.grant_check(&file) {
+        interp.set_run(kora_runtime::stdlib::RunSettings {
+            observers: vec![Box::new(g.clone())],
+            branches: vec![Arc::new(g)],
+            ..Default::default()
+        });
+    }
     interp.set_models(Models {
         config,
         cassette: Some(cassette),

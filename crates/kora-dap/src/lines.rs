@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use kora_check::check_program;
 use kora_check::hir::{self, StmtKind as H};
-use kora_check::{check_program, Disk};
 use kora_syntax::ast::{Stmt, StmtKind};
 use kora_syntax::visit::children::each_stmt;
 use kora_syntax::LineIndex;
@@ -85,7 +85,10 @@ pub fn file_lines(path: &Path, root: Option<&Path>) -> FileLines {
     let parsed = kora_syntax::parse(&text);
     parallel_bodies(&parsed.module.stmts, &index, &mut out.parallel);
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let checked = |p: &Path| check_program(p, &Disk).ok().and_then(|c| c.program);
+    let checked = |p: &Path| {
+        let project = kora_pkg::Project::for_entry(p);
+        check_program(p, &project).ok().and_then(|c| c.program)
+    };
     let holds = |p: &kora_check::hir::Program| p.modules.iter().any(|m| m.path == canonical);
     // The launched program sees every caller; a file it does not `use` is checked on its own.
     let program = root

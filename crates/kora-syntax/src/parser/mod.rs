@@ -212,6 +212,8 @@ fn parse_file(src: &str, piece: Option<usize>, min_tokens: usize) -> (Parsed, bo
     let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
     let (raw, mut diags) = lex(&src[bom..], bom as u32);
     let lay = layout(src, &raw);
+    // Freed before the parse allocates the tree, which can then reuse its memory.
+    drop(raw);
     diags.extend(lay.diags);
     let ft = fstring_table(&lay.tokens, &mut diags);
     let end_at = src.len() as u32;

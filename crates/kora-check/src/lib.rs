@@ -42,6 +42,7 @@ mod unbound_local;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
@@ -70,6 +71,8 @@ pub struct Checked {
     pub facts: Option<ProgramFacts>,
     /// The external modules the program uses (`use mcp`, `use python`), even with errors.
     pub externals: Vec<hir::External>,
+    /// Wall time of each phase, in order, for `KORA_TIMINGS`.
+    pub timings: Vec<(&'static str, Duration)>,
 }
 
 /// What to keep beyond diagnostics and the program.
@@ -122,7 +125,15 @@ pub fn check_program_with(
     sources: &dyn Sources,
     options: Options,
 ) -> Result<Checked, EntryError> {
+    let mut clock = Instant::now();
+    let mut timings = Vec::new();
+    let mut lap = |name: &'static str| {
+        let now = Instant::now();
+        timings.push((name, now - clock));
+        clock = now;
+    };
     let loaded = loader::load(entry, sources)?;
+    lap("read and parse");
     let scopes: Vec<scope::ScopeTable> = loaded
         .files
         .iter()
@@ -174,6 +185,7 @@ pub fn check_program_with(
     let sig_parts: Vec<SigPart<'_>> = parts.iter().map(|&(i, s)| (i, s, s)).collect();
     collect_sigs(&sig_parts, &mut ctx);
     outcome_tags::infer(&loaded, &mut ctx);
+    lap("scopes, types and signatures");
 
     let mut modules: Vec<Option<hir::Module>> = (0..loaded.files.len()).map(|_| None).collect();
     let mut file_facts: Vec<facts::Facts> = (0..loaded.files.len())
@@ -223,6 +235,7 @@ pub fn check_program_with(
             tests,
         });
     }
+    lap("lower and check");
 
     let mut files = Vec::new();
     for (i, f) in loaded.files.iter().enumerate() {
@@ -292,11 +305,13 @@ pub fn check_program_with(
             external_tools,
         }
     });
+    lap("assemble");
     Ok(Checked {
         program,
         files,
         facts,
         externals,
+        timings,
     })
 }
 

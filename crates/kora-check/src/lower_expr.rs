@@ -602,10 +602,7 @@ impl Lowerer<'_> {
         if cur.is_module {
             return self.scopes.module_cells.contains(name);
         }
-        self.scopes
-            .scopes
-            .iter()
-            .any(|s| s.comp_locals.contains(name) && s.cells.contains(name))
+        self.scopes.comp_cells.contains(name)
     }
 
     pub(crate) fn fparts(&mut self, parts: &[ast::FStringPart]) -> Vec<hir::FPart> {

@@ -42,6 +42,10 @@ pub struct ScopeTable {
     /// Comprehension variables at module level, and those of them a lambda captures.
     pub module_comp_locals: FxHashSet<String>,
     pub module_cells: FxHashSet<String>,
+    /// Every name that some function binds in a comprehension and an inner function
+    /// captures; built once, as asking each scope per comprehension variable was
+    /// quadratic in the number of functions of a file.
+    pub comp_cells: FxHashSet<String>,
 }
 
 impl ScopeTable {
@@ -53,6 +57,11 @@ impl ScopeTable {
         };
         b.block(&module.stmts);
         t.resolve_free();
+        t.comp_cells = t
+            .scopes
+            .iter()
+            .flat_map(|s| s.comp_locals.intersection(&s.cells).cloned())
+            .collect();
         t
     }
 

@@ -19,7 +19,13 @@ pub fn check(files: &[PathBuf], mcp: bool) -> u8 {
         }
         match check_program(path, &project) {
             Ok(checked) => {
+                let rendering = std::time::Instant::now();
                 errors += crate::diagnostics::print_all(&checked);
+                if std::env::var_os("KORA_TIMINGS").is_some() {
+                    let mut phases = checked.timings.clone();
+                    phases.push(("render diagnostics", rendering.elapsed()));
+                    print_timings(path, &phases);
+                }
                 for (manifest, line, name) in project.unused(path) {
                     let at = line.map_or_else(String::new, |l| format!(":{l}"));
                     eprintln!(
@@ -42,6 +48,19 @@ pub fn check(files: &[PathBuf], mcp: bool) -> u8 {
         2
     } else {
         0
+    }
+}
+
+/// `KORA_TIMINGS=1`: the wall time of each phase on stderr, to see where a slow check goes.
+fn print_timings(path: &std::path::Path, phases: &[(&str, std::time::Duration)]) {
+    let total: std::time::Duration = phases.iter().map(|(_, d)| *d).sum();
+    eprintln!(
+        "kora check {}: {:.1} ms",
+        path.display(),
+        total.as_secs_f64() * 1e3
+    );
+    for (name, d) in phases {
+        eprintln!("  {:>8.1} ms  {name}", d.as_secs_f64() * 1e3);
     }
 }
 

@@ -1,12 +1,14 @@
 //! `kora check` on input at the front end's limits, through the binary: an indentation
 //! runaway is one error, a huge line is elided in its message, a 50,000-item list and a
-//! byte order mark are accepted, and invalid UTF-8 is reported with its byte offset and line.
+//! byte order mark are accepted, and invalid UTF-8 is reported with its byte offset and line;
+//! a large program (parsed in parallel pieces) checks clean, and one syntax error in it is
+//! reported as in a small file; `KORA_TIMINGS` names each phase.
 
 mod support;
 
 use std::path::Path;
 
-use support::{run_in, temp_dir, Run};
+use support::{kora_env, run_in, temp_dir, text, Run};
 
 fn check(d: &Path, name: &str, bytes: &[u8]) -> Run {
     std::fs::write(d.join(name), bytes).expect("write");
@@ -138,6 +140,49 @@ fn invalid_utf8_is_reported_with_its_byte_offset_and_line() {
     assert!(
         r.stderr
             .contains("invalid UTF-8 at byte 13 (line 2, column 7)"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A program large enough to be parsed in pieces on several threads.
+fn large_program(blocks: usize) -> String {
+    let mut src = String::new();
+    for i in 0..blocks {
+        src.push_str(&format!(
+            "type Item{i}:\n    id: int\n\n\ndef score{i}(x: int) -> int:\n    total = x + {i}\n    if total > 3:\n        return total\n    elif total < 0:\n        return 0\n    else:\n        return [k for k in range(x)][0]\n\n\nvalue{i} = score{i}({i})\nif value{i} > 1:\n    print(f\"v{{value{i}}}\")\nelse:\n    pass\n"
+        ));
+    }
+    src
+}
+
+#[test]
+fn a_large_program_checks_clean_and_one_syntax_error_in_it_is_reported_where_it_is() {
+    let d = temp_dir("kora-limits", "large");
+    let src = large_program(400);
+    std::fs::write(d.join("big.ko"), &src).expect("write");
+    let out = kora_env(&d, &["check", "big.ko"], None, &[("KORA_TIMINGS", "1")]);
+    let err = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        &err[..2000.min(err.len())]
+    );
+    for phase in ["read and parse", "lower and check", "render diagnostics"] {
+        assert!(err.contains(phase), "no `{phase}` timing: {err}");
+    }
+    // One bad line near the end: the file is parsed again whole and only that line is reported.
+    let mut lines: Vec<&str> = src.lines().collect();
+    let line = lines.len() - 5;
+    assert!(lines[line].starts_with("value399 ="), "{}", lines[line]);
+    lines[line] = "value_bad = 1 +";
+    let r = check(&d, "bad.ko", (lines.join("\n") + "\n").as_bytes());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.matches("] Error:").count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("[E0030]"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("bad.ko:{}:", line + 1)),
         "{}",
         r.stderr
     );

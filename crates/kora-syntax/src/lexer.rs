@@ -205,7 +205,9 @@ pub fn lex(src: &str, base: u32) -> (Vec<(Tok<'_>, Span)>, Vec<Diagnostic>) {
             base,
         },
     );
-    let mut toks: Vec<(Tok<'_>, Span)> = Vec::new();
+    // Programs run at about one token per three or four bytes; reserving that avoids
+    // copying a large file's tokens each time the vector doubles.
+    let mut toks: Vec<(Tok<'_>, Span)> = Vec::with_capacity(src.len() / 3 + 16);
     let mut unexpected: Vec<Diagnostic> = Vec::new();
     let mut last_unexpected_end: Option<u32> = None;
     while let Some(res) = lexer.next() {

@@ -13,6 +13,37 @@ use chumsky::error::{Error, LabelError};
 use chumsky::input::Input;
 use chumsky::util::MaybeRef;
 use chumsky::DefaultExpected;
+use std::cell::Cell;
+
+thread_local! {
+    /// Whether errors record what was expected; see [`Quiet`].
+    static RECORD: Cell<bool> = const { Cell::new(true) };
+}
+
+/// While alive, errors on this thread record nothing of what was expected.
+///
+/// Chumsky builds and merges an error for every alternative that fails, even when
+/// the parse as a whole succeeds; recording the expected tokens of each was a
+/// quarter of a large file's check. Whether the parse had an error does not depend
+/// on what the errors say, so a first run keeps them empty, and only a file that
+/// does have an error is parsed again with full errors for its diagnostics.
+pub(crate) struct Quiet(bool);
+
+impl Quiet {
+    pub(crate) fn new() -> Quiet {
+        Quiet(RECORD.with(|r| r.replace(false)))
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        RECORD.with(|r| r.set(self.0));
+    }
+}
+
+fn recording() -> bool {
+    RECORD.with(Cell::get)
+}
 
 /// A named expectation at one point of the grammar.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,6 +157,13 @@ where
         found: Option<MaybeRef<'a, Tok<'a>>>,
         span: Span,
     ) -> Self {
+        if !recording() {
+            return SynErr::Expected {
+                span,
+                expected: Vec::new(),
+                found: None,
+            };
+        }
         SynErr::Expected {
             span,
             expected: expected.into_iter().map(default_pat).collect(),
@@ -142,6 +180,9 @@ where
         found: Option<MaybeRef<'a, Tok<'a>>>,
         _span: Span,
     ) -> Self {
+        if !recording() {
+            return self;
+        }
         merge_in_place(self, expected.into_iter().map(default_pat), found)
     }
 
@@ -151,6 +192,9 @@ where
         found: Option<MaybeRef<'a, Tok<'a>>>,
         span: Span,
     ) -> Self {
+        if !recording() {
+            return self;
+        }
         replace_in_place(self, expected.into_iter().map(default_pat), found, span)
     }
 }
@@ -211,6 +255,13 @@ where
         found: Option<MaybeRef<'a, Tok<'a>>>,
         span: Span,
     ) -> Self {
+        if !recording() {
+            return SynErr::Expected {
+                span,
+                expected: Vec::new(),
+                found: None,
+            };
+        }
         SynErr::Expected {
             span,
             expected: expected.into_iter().map(Pat::Label).collect(),
@@ -224,6 +275,9 @@ where
         found: Option<MaybeRef<'a, Tok<'a>>>,
         _span: Span,
     ) -> Self {
+        if !recording() {
+            return self;
+        }
         merge_in_place(self, expected.into_iter().map(Pat::Label), found)
     }
 
@@ -233,10 +287,16 @@ where
         found: Option<MaybeRef<'a, Tok<'a>>>,
         span: Span,
     ) -> Self {
+        if !recording() {
+            return self;
+        }
         replace_in_place(self, expected.into_iter().map(Pat::Label), found, span)
     }
 
     fn label_with(&mut self, label: Lbl) {
+        if !recording() {
+            return;
+        }
         if let SynErr::Expected { expected, .. } = self {
             expected.clear();
             expected.push(Pat::Label(label));

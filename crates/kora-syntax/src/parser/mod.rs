@@ -9,6 +9,7 @@
 //! trees shallow enough for recursive passes.
 
 mod atoms;
+mod chunks;
 mod compound;
 mod depth;
 mod error;
@@ -30,16 +31,16 @@ use crate::token::Tok;
 use crate::Parsed;
 use chumsky::input::{Input as _, MappedInput};
 use chumsky::prelude::*;
-use error::{to_diagnostic, Lbl, SynErr};
+use error::{to_diagnostic, Lbl, Quiet, SynErr};
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 pub(crate) type In<'a> = MappedInput<'a, Tok<'a>, Span, &'a [(Tok<'a>, Span)]>;
 pub(crate) type Ex<'a> = extra::Err<SynErr<'a>>;
 pub(crate) type P<'a, O> = Boxed<'a, 'a, In<'a>, O, Ex<'a>>;
 
 /// Parsed f-strings, keyed by the start offset of their token.
-pub(crate) type FTable = Rc<HashMap<u32, Vec<FStringPart>>>;
+pub(crate) type FTable = Arc<HashMap<u32, Vec<FStringPart>>>;
 
 impl chumsky::span::Span for Span {
     type Context = ();
@@ -110,7 +111,7 @@ fn fstring_table(tokens: &[(Tok<'_>, Span)], diags: &mut Vec<Diagnostic>) -> FTa
             map.insert(span.start, fstring::parse(raw, span.start, diags));
         }
     }
-    Rc::new(map)
+    Arc::new(map)
 }
 
 fn collect_errors(
@@ -179,37 +180,73 @@ pub(crate) fn parse_fragment(text: &str, base: u32, diags: &mut Vec<Diagnostic>)
 
 /// Parses a whole file. See [`crate::parse`].
 pub fn parse_module(src: &str) -> Parsed {
+    parse_file(src, Some(chunks::PIECE_TOKENS), chunks::MIN_TOKENS).0
+}
+
+/// [`parse_module`] with the grammar run once over the whole file, never piece by piece:
+/// the reference the piecewise path is tested against.
+pub fn parse_module_whole(src: &str) -> Parsed {
+    parse_file(src, None, 0).0
+}
+
+/// [`parse_module`] cut into pieces of at least `piece` tokens whatever the file's size, and
+/// whether the pieces were used (a file with a syntax error is parsed whole); for tests.
+pub fn parse_module_in_pieces(src: &str, piece: usize) -> (Parsed, bool) {
+    parse_file(src, Some(piece), 0)
+}
+
+/// `piece`: cut a file of at least `min_tokens` tokens into pieces of that many tokens.
+fn parse_file(src: &str, piece: Option<usize>, min_tokens: usize) -> (Parsed, bool) {
     if src.len() > u32::MAX as usize {
         let d = Diagnostic::error("E0009", "source file is too large", Span::new(0, 0))
             .with_label("this file is over 4 GiB")
             .with_help("split the program into several `.ko` files joined with `use`");
-        return Parsed {
+        let p = Parsed {
             module: Module::default(),
             diagnostics: vec![d],
         };
+        return (p, false);
     }
     // A UTF-8 byte order mark (which some Windows editors write) is not part of the program;
     // lexing after it keeps every span an offset into the file as it is on disk.
     let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
     let (raw, mut diags) = lex(&src[bom..], bom as u32);
     let lay = layout(src, &raw);
+    // Freed before the parse allocates the tree, which can then reuse its memory.
+    drop(raw);
     diags.extend(lay.diags);
     let ft = fstring_table(&lay.tokens, &mut diags);
-    let exprs = expr::build(ft);
-    let module = stmt::module(&exprs);
     let end_at = src.len() as u32;
     let eoi = Span::new(end_at, end_at);
-    let (out, errs) = module
-        .parse(lay.tokens.as_slice().split_token_span(eoi))
-        .into_output_errors();
-    collect_errors(errs, &lay.synthetic, "end of file", &mut diags);
+    let input = || lay.tokens.as_slice().split_token_span(eoi);
+    // A first run whose errors record nothing; its tree stands when it found no error.
+    let quick = piece.and_then(|n| {
+        let _quiet = Quiet::new();
+        if lay.tokens.len() >= min_tokens {
+            return chunks::parse_pieces(&lay.tokens, &ft, end_at, n);
+        }
+        let exprs = expr::build(ft.clone());
+        let (out, errs) = stmt::module(&exprs).parse(input()).into_output_errors();
+        out.filter(|_| errs.is_empty())
+    });
+    let used = quick.is_some();
+    let mut stmts = match quick {
+        Some(stmts) => stmts,
+        None => {
+            let exprs = expr::build(ft);
+            let module = stmt::module(&exprs);
+            let (out, errs) = module.parse(input()).into_output_errors();
+            collect_errors(errs, &lay.synthetic, "end of file", &mut diags);
+            out.unwrap_or_default()
+        }
+    };
     drop_explained_unclosed(&mut diags, &lay.synthetic);
-    let mut stmts = out.unwrap_or_default();
     depth::limit(&mut stmts, &mut diags);
     diags.sort_by_key(|d| (d.span().start, d.span().end));
     diags.dedup_by(|a, b| a.code == b.code && a.span() == b.span() && a.message == b.message);
-    Parsed {
+    let p = Parsed {
         module: Module { stmts },
         diagnostics: diags,
-    }
+    };
+    (p, used)
 }

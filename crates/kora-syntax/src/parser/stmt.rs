@@ -474,7 +474,30 @@ fn unexpected_indent<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
 }
 
 /// The whole file.
+/// The whole file: its statements, then anything left reported as one error.
 pub(crate) fn module<'a>(x: &Exprs<'a>) -> P<'a, Vec<Stmt>> {
+    let leftover = any()
+        .map_with(|t: Tok<'a>, e| (t, e.span()))
+        .repeated()
+        .collect::<Vec<_>>()
+        .validate(|rest, _, emitter| {
+            if let Some((t, span)) = rest.first() {
+                emit(
+                    emitter,
+                    Diagnostic::error("E0030", format!("unexpected {}", t.describe()), *span)
+                        .with_label("the parser could not continue from here")
+                        .with_help("check the indentation and brackets of the lines above"),
+                );
+            }
+        });
+    statements(x)
+        .then_ignore(leftover)
+        .then_ignore(end())
+        .boxed()
+}
+
+/// Top-level statements, as many as parse (with recovery) from the start of the input.
+pub(crate) fn statements<'a>(x: &Exprs<'a>) -> P<'a, Vec<Stmt>> {
     let ty = types::ty();
     let pat = pattern::pattern(x);
     let stmt = recursive(|stmt| {
@@ -531,24 +554,5 @@ pub(crate) fn module<'a>(x: &Exprs<'a>) -> P<'a, Vec<Stmt>> {
             skip.map_with(|_, e| one(StmtKind::Error, e.span())),
         ))
     });
-    let leftover = any()
-        .map_with(|t: Tok<'a>, e| (t, e.span()))
-        .repeated()
-        .collect::<Vec<_>>()
-        .validate(|rest, _, emitter| {
-            if let Some((t, span)) = rest.first() {
-                emit(
-                    emitter,
-                    Diagnostic::error("E0030", format!("unexpected {}", t.describe()), *span)
-                        .with_label("the parser could not continue from here")
-                        .with_help("check the indentation and brackets of the lines above"),
-                );
-            }
-        });
-    stmt.repeated()
-        .collect::<Vec<_>>()
-        .map(flatten)
-        .then_ignore(leftover)
-        .then_ignore(end())
-        .boxed()
+    stmt.repeated().collect::<Vec<_>>().map(flatten).boxed()
 }

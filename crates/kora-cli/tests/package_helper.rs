@@ -211,11 +211,7 @@ fn net_is_the_importers_to_give_and_seccomp_refuses_a_socket_without_it() {
 }
 
 fn platform() -> String {
-    let os = match std::env::consts::OS {
-        "macos" => "macos",
-        o => o,
-    };
-    format!("{os}-{}", std::env::consts::ARCH)
+    format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH)
 }
 
 /// The file's SHA-256 as the system's `sha256sum` computes it (an independent witness).

@@ -20,11 +20,7 @@ const NEEDS: &[&str] = &["net", "write"];
 
 /// The platform this build of Kora runs on, spelled as a manifest spells it.
 pub fn this_platform() -> String {
-    let os = match std::env::consts::OS {
-        "macos" => "macos",
-        other => other,
-    };
-    format!("{os}-{}", std::env::consts::ARCH)
+    format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH)
 }
 
 /// A package's helper as its manifest declares it.

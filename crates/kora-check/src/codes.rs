@@ -8,6 +8,8 @@ pub const USE_CYCLE: &str = "E0105";
 pub const PACKAGE_NOT_DECLARED: &str = "E1401";
 pub const PACKAGE_UNUSABLE: &str = "E1402";
 pub const PACKAGE_ESCAPE: &str = "E1403";
+/// `use helper` in code that is not a package declaring `[package.helper]`.
+pub const HELPER_OUTSIDE_PACKAGE: &str = "E1406";
 pub const NO_MEMBER: &str = "E0106";
 pub const DUPLICATE_TYPE: &str = "E0107";
 pub const UNKNOWN_STD_MODULE: &str = "E0108";

@@ -148,6 +148,7 @@ pub fn check_program_with(
         aliases: FxHashMap::default(),
         mods: Vec::new(),
         mod_pkgs: Vec::new(),
+        pkg_helpers: Default::default(),
         externals: Default::default(),
     };
     let mut diags: Vec<Vec<Diagnostic>> =
@@ -174,6 +175,7 @@ pub fn check_program_with(
         .map(|(i, f)| (i, f.ast.stmts.as_slice()))
         .collect();
     let displays: Vec<String> = loaded.files.iter().map(|f| f.display.clone()).collect();
+    ctx.pkg_helpers = loaded.helpers.clone();
     ctx.mod_pkgs = loaded
         .files
         .iter()

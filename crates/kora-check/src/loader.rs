@@ -54,6 +54,8 @@ pub struct PackageModule {
     /// The package's identity in operation ids and records: its name, made unique when two
     /// sources share one name.
     pub id: String,
+    /// Whether its manifest declares `[package.helper]` (so its code may `use helper`).
+    pub helper: bool,
 }
 
 pub struct Disk;
@@ -104,6 +106,8 @@ pub struct Loaded {
     /// Dependencies before dependents; the entry is last.
     pub order: Vec<usize>,
     pub entry: usize,
+    /// The ids of the packages whose manifest declares `[package.helper]`.
+    pub helpers: std::collections::BTreeSet<String>,
 }
 
 /// Why the entry file itself could not be read.
@@ -127,6 +131,7 @@ pub fn load(entry: &Path, sources: &dyn Sources) -> Result<Loaded, EntryError> {
         by_path: FxHashMap::default(),
         order: Vec::new(),
         stack: Vec::new(),
+        helpers: Default::default(),
     };
     let entry_idx = l.add(canonical, entry.display().to_string(), text, None);
     l.visit(entry_idx);
@@ -134,6 +139,7 @@ pub fn load(entry: &Path, sources: &dyn Sources) -> Result<Loaded, EntryError> {
         files: l.files,
         order: l.order,
         entry: entry_idx,
+        helpers: l.helpers,
     })
 }
 
@@ -143,6 +149,7 @@ struct Loader<'a> {
     by_path: FxHashMap<PathBuf, usize>,
     order: Vec<usize>,
     stack: Vec<usize>,
+    helpers: std::collections::BTreeSet<String>,
 }
 
 impl Loader<'_> {
@@ -333,6 +340,9 @@ impl Loader<'_> {
             }
             self.files[idx].uses.insert(span, existing);
             return;
+        }
+        if m.helper {
+            self.helpers.insert(m.id.clone());
         }
         match self.sources.read(&m.path) {
             Ok(text) => {

@@ -41,6 +41,8 @@ pub struct Ctx {
     /// Each module's package id (`None`: the program's own files): a package's record types
     /// are keyed `ID::Name` in `type_ix`, so two packages may each declare `Config`.
     pub mod_pkgs: Vec<Option<String>>,
+    /// The packages that declare `[package.helper]`: only their code may `use helper`.
+    pub pkg_helpers: std::collections::BTreeSet<String>,
     /// The external modules used anywhere (`use mcp` / `use python`), and what is known of them.
     pub(crate) externals: crate::lower_external::Externals,
 }

@@ -253,6 +253,35 @@ impl Lowerer<'_> {
                     return None;
                 }
                 if let Some(m) = crate::std_api::StdMod::from_name(&name.name) {
+                    if m == crate::std_api::StdMod::Helper {
+                        let pkg = self.ctx.mod_pkgs.get(self.m.0 as usize).cloned().flatten();
+                        match pkg.filter(|p| self.ctx.pkg_helpers.contains(p)) {
+                            Some(p) => {
+                                // Its helper is started by the embedder, which must know it
+                                // is used before the run starts.
+                                let place = self.place(span);
+                                self.ctx.externals.id("helper", &p, &place);
+                            }
+                            None => {
+                                let (msg, help) = match self.ctx.mod_pkgs.get(self.m.0 as usize).cloned().flatten() {
+                                    Some(p) => (
+                                        format!("package `{p}` declares no helper, so it cannot `use helper`"),
+                                        "declare one in the package's kora.toml: `[package.helper]` with `command = [\"bin/helper\"]` (see docs/helpers.md)".to_string(),
+                                    ),
+                                    None => (
+                                        "`use helper` is only for a package that declares a helper".to_string(),
+                                        "a program reaches a helper through the package that declares it: call that package's functions (see docs/helpers.md)".to_string(),
+                                    ),
+                                };
+                                self.err(
+                                    Diagnostic::error(codes::HELPER_OUTSIDE_PACKAGE, msg, span)
+                                        .with_label("no `[package.helper]` governs this file")
+                                        .with_help(help),
+                                );
+                                return None;
+                            }
+                        }
+                    }
                     if m == crate::std_api::StdMod::Pdf {
                         // `pdf` runs in a helper process: the embedder must register one
                         // before the run starts, as for `use python`.

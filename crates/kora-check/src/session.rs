@@ -135,6 +135,7 @@ impl Session {
             aliases: FxHashMap::default(),
             mods: Vec::new(),
             mod_pkgs: Vec::new(),
+            pkg_helpers: Default::default(),
             externals: Default::default(),
         };
         lower_std::register_std_records(&mut ctx, ModId(0));

@@ -23,6 +23,8 @@ pub enum StdMod {
     Random,
     Notes,
     Pdf,
+    /// A package's own helper process (`[package.helper]`): only its code may `use helper`.
+    Helper,
 }
 
 /// Modules the record names that this build does not provide yet.
@@ -42,6 +44,7 @@ pub const MODULES: &[(&str, StdMod)] = &[
     ("random", StdMod::Random),
     ("notes", StdMod::Notes),
     ("pdf", StdMod::Pdf),
+    ("helper", StdMod::Helper),
 ];
 
 impl StdMod {
@@ -219,6 +222,7 @@ pub enum StdFn {
     PdfPages,
     PdfText,
     PdfRender,
+    HelperCall,
     BytesDecode,
 }
 
@@ -351,6 +355,7 @@ pub const MEMBERS: &[Member] = &[
     m!(PdfPages, M(Pdf), "pages", [("data", "bytes", false)], "Result[int]", None, Effect, "how many pages a PDF (its bytes, from `fs.bytes`) has"),
     m!(PdfText, M(Pdf), "text", [("data", "bytes", false), ("page", "int", false)], "Result[str]", None, Effect, "the text of one page, counting from 0"),
     m!(PdfRender, M(Pdf), "render", [("data", "bytes", false), ("page", "int", false), ("dpi", "int", true)], "Result[fs.Image]", None, Effect, "one page as a PNG image (72 dpi unless `dpi` says), for `analyze`"),
+    m!(HelperCall, M(Helper), "call", [("op", "str", false), ("header", "any", false), ("payload", "bytes", false)], "Outcome[tuple[any, bytes]]", None, Effect, "one request to the package's helper: its answer's header and payload, `Err` when it refused, `Failed` when it crashed or hung"),
 ];
 
 pub fn member(func: StdFn) -> &'static Member {
@@ -435,6 +440,11 @@ fn parse_one(s: &[u8], i: usize, t: &Ty, r: &dyn Fn(&str) -> Ty) -> (Ty, usize) 
         "list" => Ty::List(arg(0)),
         "dict" => Ty::Dict(arg(0), arg(1)),
         "Result" => Ty::Outcome(arg(0), crate::types::Tags::OK_ERR),
+        "Outcome" => Ty::Outcome(
+            arg(0),
+            crate::types::Tags(crate::types::Tags::OK_ERR.0 | crate::types::Tags::FAILED.0),
+        ),
+        "tuple" => Ty::Tuple(args.clone()),
         other => match StdType::from_name(other) {
             Some(st) => Ty::Std(st),
             None => r(other),

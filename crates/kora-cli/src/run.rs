@@ -234,6 +234,7 @@ fn run_on_this_thread(opts: RunOpts) -> u8 {
             &durable_cmd::project_of(dir),
             dir,
             &program.externals,
+            &project.resolver.reached(),
         ) {
             Ok(r) => Some(r),
             Err(e) => {

@@ -191,8 +191,15 @@ fn run_file(
     let externals = if program.externals.is_empty() {
         None
     } else {
+        let reached = project.resolver.reached();
         let project = crate::durable_cmd::project_of(&dir_of(file));
-        match crate::externals::registry(&config, &project, &dir_of(file), &program.externals) {
+        match crate::externals::registry(
+            &config,
+            &project,
+            &dir_of(file),
+            &program.externals,
+            &reached,
+        ) {
             Ok(r) => Some(r),
             Err(e) => {
                 file_failed(out, opts, &display, &e.to_string());

@@ -9,6 +9,7 @@
 
 pub mod edit;
 pub mod git;
+pub mod helper_decl;
 pub mod lock;
 pub mod manifest;
 pub mod ops;

@@ -19,13 +19,15 @@ pub struct Manifest {
     pub deps: BTreeMap<String, Dependency>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PackageMeta {
     pub name: String,
     pub version: Option<String>,
     pub description: Option<String>,
     /// The range of Kora versions it is written for (`kora = ">=0.1"`): recorded, shown.
     pub kora: Option<String>,
+    /// `[package.helper]`: the one program this package's `use helper` talks to.
+    pub helper: Option<crate::helper_decl::HelperDecl>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,7 +141,7 @@ impl fmt::Display for ManifestError {
 
 impl std::error::Error for ManifestError {}
 
-const PACKAGE_KEYS: &[&str] = &["name", "version", "description", "kora"];
+const PACKAGE_KEYS: &[&str] = &["name", "version", "description", "kora", "helper"];
 const DEP_KEYS: &[&str] = &["path", "git", "tag", "rev", "branch", "grants"];
 
 impl Manifest {
@@ -182,6 +184,13 @@ impl Manifest {
             let t = p
                 .as_table()
                 .ok_or_else(|| err(line, "package", "must be a table: write `[package]`".into()))?;
+            let helper = match t.get("helper") {
+                None => None,
+                Some(h) => Some(
+                    crate::helper_decl::parse(text, h)
+                        .map_err(|(line, key, message)| err(line, &key, message))?,
+                ),
+            };
             let get = |k: &str| -> Result<Option<String>, ManifestError> {
                 match t.get(k) {
                     None => Ok(None),
@@ -221,6 +230,7 @@ impl Manifest {
                 version: get("version")?,
                 description: get("description")?,
                 kora: get("kora")?,
+                helper,
             });
         }
         if let Some(d) = table.get("dependencies") {

@@ -23,6 +23,8 @@ pub struct Reached {
     pub grants: Grants,
     /// Who granted it: `kora.toml:LINE` of the importing manifest.
     pub granted_by: String,
+    /// Its `[package.helper]`, when it declares one.
+    pub helper: Option<crate::helper_decl::HelperDecl>,
 }
 
 #[derive(Default)]
@@ -184,6 +186,7 @@ impl Resolver {
                             root: root.clone(),
                             grants: dep.grants.clone(),
                             granted_by: at.clone(),
+                            helper: pm.package.as_ref().and_then(|p| p.helper.clone()),
                         },
                     );
                 }
@@ -204,7 +207,13 @@ impl Resolver {
         if !path.starts_with(&root) {
             return Err(format!("{} lies outside package `{name}`", path.display()));
         }
-        Ok(Some(PackageModule { path, root, id }))
+        let helper = pm.package.as_ref().is_some_and(|p| p.helper.is_some());
+        Ok(Some(PackageModule {
+            path,
+            root,
+            id,
+            helper,
+        }))
     }
 }
 

@@ -72,6 +72,7 @@ impl Config {
             || sink == "http"
             || sink == "python"
             || sink == "pdf"
+            || sink == "helper"
             || self.external_sinks.iter().any(|s| s == sink)
             || self.models.iter().any(|m| m.key == sink)
             || self.sinks.named.iter().any(|(n, _)| n == sink)
@@ -86,6 +87,7 @@ impl Config {
         names.extend(self.external_sinks.iter().cloned());
         names.push("python".into());
         names.push("pdf".into());
+        names.push("helper".into());
         if !names.iter().any(|n| n == "local_model") {
             names.push("local_model".into());
         }

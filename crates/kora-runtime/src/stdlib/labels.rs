@@ -61,6 +61,24 @@ impl Interp<'_> {
                 }
             }
         }
+        if a.func == HelperCall {
+            // A package's helper is its own sink: header and payload leave for another process.
+            for i in [1, 2] {
+                if let Some(Some(v)) = a.vals.get(i) {
+                    if let Some(t) = label::unreleased(v, &|s| s == super::helper::SINK) {
+                        return Err(RtError::new(
+                            codes::CLASSIFIED_TO_SINK,
+                            format!(
+                                "{} reaches the package's helper (another process) as its {}; release it with `declassify NAME for {}:` around the call",
+                                label::origin_text(t.secret_from),
+                                if i == 1 { "header" } else { "payload" },
+                                super::helper::SINK
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
         if matches!(
             a.func,
             FsWrite | FsAppend | DbQuery | DbExecute | DbExecuteMany

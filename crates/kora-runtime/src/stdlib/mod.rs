@@ -15,6 +15,7 @@ mod csv;
 mod env;
 mod fs;
 mod fs_write;
+mod helper;
 mod http;
 pub(crate) mod image;
 mod json;
@@ -491,6 +492,7 @@ impl Interp<'_> {
             | RandomSample | RandomSeed => random::call(self, a),
             NotesWrite | NotesRead | NotesKeys | NotesRunId => notes::call(self, a),
             PdfPages | PdfText | PdfRender => pdf::call(self, a),
+            HelperCall => helper::call(self, a),
             BytesDecode => bytes::call(a),
         }
     }

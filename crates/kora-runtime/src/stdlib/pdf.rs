@@ -27,7 +27,7 @@ use super::{err, ok, Args};
 pub const SINK: &str = "pdf";
 
 /// A helper's answer as the journal keeps it.
-enum Answer {
+pub(super) enum Answer {
     Ok(Data),
     Failed(String),
 }

@@ -42,37 +42,53 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
             Value::str("`helper.call` runs only in a package that declares a helper"),
         ));
     };
-    let provider = it.externals.as_ref().and_then(|r| r.get("helper")).cloned();
     let name = format!("helper.call({op})");
     let target = format!("{package}'s helper");
-    let host = it.host();
-    let r = host.effect(&a.effect(Kind::Helper, &target, &name), |_s| {
-        let Some(p) = provider else {
-            return Ok(Answer::Failed(
-                "this build of Kora has no helper support".into(),
-            ));
-        };
-        match p.call(Call {
-            module: &package,
-            member: &op,
-            args: vec![header, Data::Bytes(payload)],
-            kwargs: Vec::new(),
-            deadline: None,
-        }) {
-            Reply::Ok(d) => Ok(Answer::Ok(d)),
-            Reply::Err(e) => Err(e),
-            Reply::Failed(f) => Ok(Answer::Failed(f)),
-        }
-    })?;
-    Ok(match r {
-        Err(why) => err(why),
-        Ok(Answer::Failed(why)) => Value::outcome(OutcomeTag::Failed, Value::str(why)),
-        Ok(Answer::Ok(d)) => match convert::to_value(&d) {
+    let call = Call {
+        module: &package,
+        member: &op,
+        args: vec![header, Data::Bytes(payload)],
+        kwargs: Vec::new(),
+        deadline: None,
+    };
+    let unavailable = "this build of Kora has no helper support";
+    Ok(match request(it, &a, &target, &name, call, unavailable)? {
+        Err(outcome) => outcome,
+        Ok(d) => match convert::to_value(&d) {
             Ok(v) => ok(v),
             Err(why) => Value::outcome(
                 OutcomeTag::Failed,
                 Value::str(format!("the helper's answer cannot be a value: {why}")),
             ),
         },
+    })
+}
+
+/// One request to a helper through the effect pipeline (grants, journal, budget): the data it
+/// answered, or the outcome the call returns instead (`Err` it answered, `Failed` it broke).
+pub(super) fn request(
+    it: &mut Interp,
+    a: &Args,
+    target: &str,
+    name: &str,
+    call: Call<'_>,
+    unavailable: &str,
+) -> RtResult<Result<Data, Value>> {
+    let provider = it.externals.as_ref().and_then(|r| r.get("helper")).cloned();
+    let host = it.host();
+    let r = host.effect(&a.effect(Kind::Helper, target, name), |_s| {
+        let Some(p) = provider else {
+            return Ok(Answer::Failed(unavailable.into()));
+        };
+        match p.call(call) {
+            Reply::Ok(d) => Ok(Answer::Ok(d)),
+            Reply::Err(e) => Err(e),
+            Reply::Failed(f) => Ok(Answer::Failed(f)),
+        }
+    })?;
+    Ok(match r {
+        Err(why) => Err(err(why)),
+        Ok(Answer::Failed(why)) => Err(Value::outcome(OutcomeTag::Failed, Value::str(why))),
+        Ok(Answer::Ok(d)) => Ok(d),
     })
 }

@@ -11,17 +11,17 @@ use std::rc::Rc;
 use kora_check::std_api::StdFn;
 use serde_json::{json, Value as Json};
 
-use crate::durable::effect::{Kind, Recordable};
+use crate::durable::effect::Recordable;
 use crate::error::RtResult;
 use crate::eval::interp::Interp;
 use crate::external::provider::Call;
-use crate::external::{Data, Reply};
+use crate::external::Data;
 use crate::value::bytes::Bytes;
 use crate::value::native::Native;
 use crate::value::{OutcomeTag, Value};
 
 use super::image::Image;
-use super::{err, ok, Args};
+use super::{ok, Args};
 
 /// The sink a classified PDF must be released for before the helper sees it.
 pub const SINK: &str = "pdf";
@@ -68,33 +68,22 @@ pub(super) fn call(it: &mut Interp, a: Args) -> RtResult<Value> {
         ),
     };
     args.insert(0, Data::Bytes(data));
-    let provider = it.externals.as_ref().and_then(|r| r.get("helper")).cloned();
     let name = format!("pdf.{member}");
     let target = format!("{} bytes", data_len(&args));
-    let host = it.host();
-    let r = host.effect(&a.effect(Kind::Helper, &target, &name), |_s| {
-        let Some(p) = provider else {
-            return Ok(Answer::Failed(
-                "this build of Kora has no helper support, so `pdf` cannot run".into(),
-            ));
-        };
-        match p.call(Call {
-            module: "pdf",
-            member,
-            args,
-            kwargs: Vec::new(),
-            deadline: None,
-        }) {
-            Reply::Ok(d) => Ok(Answer::Ok(d)),
-            Reply::Err(e) => Err(e),
-            Reply::Failed(f) => Ok(Answer::Failed(f)),
-        }
-    })?;
-    Ok(match r {
-        Err(why) => err(why),
-        Ok(Answer::Failed(why)) => Value::outcome(OutcomeTag::Failed, Value::str(why)),
-        Ok(Answer::Ok(d)) => answer(member, d),
-    })
+    let call = Call {
+        module: "pdf",
+        member,
+        args,
+        kwargs: Vec::new(),
+        deadline: None,
+    };
+    let unavailable = "this build of Kora has no helper support, so `pdf` cannot run";
+    Ok(
+        match super::helper::request(it, &a, &target, &name, call, unavailable)? {
+            Err(outcome) => outcome,
+            Ok(d) => answer(member, d),
+        },
+    )
 }
 
 fn data_len(args: &[Data]) -> usize {

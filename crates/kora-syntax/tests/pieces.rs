@@ -1,10 +1,13 @@
 //! The fast parse (a first run with empty errors, large files piece by piece in parallel) against one
 //! fully recording run over the whole file: the same tree and the same diagnostics, always.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
+use common::edit::edit;
 use kora_syntax::parser::{parse_module_in_pieces, parse_module_whole};
 use kora_syntax::{parse, Parsed};
 
@@ -102,18 +105,6 @@ fn a_large_generated_program_is_parsed_in_pieces_by_default() {
     let (got, used) = parse_module_in_pieces(&src, 2048);
     assert!(used, "a clean 10,000-line program is parsed in pieces");
     same(&got, &want, "pieces of 2048 tokens");
-}
-
-fn edit(text: &str, at: usize, del: usize, ins: &str) -> String {
-    let mut at = at % (text.len() + 1);
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    let mut end = (at + del).min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}{}{}", &text[..at], ins, &text[end..])
 }
 
 const PIECES: [&str; 12] = [

@@ -1,7 +1,10 @@
 //! `reparse` against a whole parse: the same tree whenever it answers, and an answer for the edits an editor sends most.
 
+mod common;
+
 use proptest::prelude::*;
 
+use common::edit::edit;
 use kora_syntax::parse;
 use kora_syntax::reparse::reparse;
 
@@ -38,18 +41,6 @@ const PIECES: [&str; 14] = [
     "#",
     "\\",
 ];
-
-fn edit(text: &str, at: usize, del: usize, ins: &str) -> String {
-    let mut at = at % (text.len() + 1);
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    let mut end = (at + del).min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}{}{}", &text[..at], ins, &text[end..])
-}
 
 #[test]
 fn an_edit_inside_one_body_is_reparsed_alone() {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod edit;
+
 use kora_syntax::ast::*;
 use kora_syntax::{Diagnostic, Parsed};
 

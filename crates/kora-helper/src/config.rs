@@ -10,7 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kora_runtime::config::{line_of, Config, ConfigError};
+use kora_runtime::config::section::deadline_secs;
+use kora_runtime::config::{Config, ConfigError};
 
 pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
 const KEYS: &[&str] = &["helper", "timeout_secs"];
@@ -29,52 +30,27 @@ impl PdfConfig {
             helper: default_helper(),
             timeout: Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS),
         };
-        let Some(raw) = cfg.raw.as_ref() else {
+        let Some(pdf) = cfg.section("pdf") else {
             return Ok(out);
         };
-        let (text, table) = (&raw.0, &raw.1);
-        let path = cfg
-            .path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("kora.toml"));
-        let err = |key: &str, message: String| ConfigError {
-            path: path.clone(),
-            line: line_of(text, key, Some("pdf")).or_else(|| line_of(text, "pdf", None)),
-            message,
-        };
-        let Some(pdf) = table.get("pdf").and_then(|p| p.as_table()) else {
-            return Ok(out);
-        };
-        for (k, v) in pdf {
+        for (k, v) in pdf.table {
             match k.as_str() {
                 "helper" => {
                     let s = v.as_str().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
-                        err(
-                            k,
-                            "`[pdf].helper` must be the path of a helper program".into(),
-                        )
+                        pdf.error(k, "`[pdf].helper` must be the path of a helper program")
                     })?;
                     out.helper = project.join(s);
                 }
                 "timeout_secs" => {
-                    let secs = v
-                        .as_float()
-                        .or_else(|| v.as_integer().map(|i| i as f64))
-                        .filter(|s| s.is_finite() && *s > 0.0)
-                        .ok_or_else(|| {
-                            err(
-                                k,
-                                "`[pdf].timeout_secs` must be a positive number of seconds".into(),
-                            )
-                        })?;
-                    out.timeout = Duration::from_secs_f64(secs.min(86_400.0));
+                    let secs = deadline_secs(v).ok_or_else(|| {
+                        pdf.error(
+                            k,
+                            "`[pdf].timeout_secs` must be a positive number of seconds",
+                        )
+                    })?;
+                    out.timeout = Duration::from_secs_f64(secs);
                 }
-                _ => {
-                    return Err(err(
-                        k,
-                        format!("unknown key `[pdf].{k}` (known: {})", KEYS.join(", ")),
-                    ))
-                }
+                _ => return Err(pdf.unknown(k, KEYS)),
             }
         }
         Ok(out)

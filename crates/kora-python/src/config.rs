@@ -12,7 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kora_runtime::config::{line_of, Config, ConfigError};
+use kora_runtime::config::section::seconds;
+use kora_runtime::config::{Config, ConfigError};
 
 pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
 const KEYS: &[&str] = &["interpreter", "workers", "timeout_secs", "path"];
@@ -48,23 +49,11 @@ impl PythonConfig {
             dir: project.to_path_buf(),
             warnings: Vec::new(),
         };
-        let Some(raw) = cfg.raw.as_ref() else {
+        let Some(py) = cfg.section("python") else {
             return Ok(out);
         };
-        let (text, table) = (&raw.0, &raw.1);
-        let path = cfg
-            .path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("kora.toml"));
-        let err = |key: &str, message: String| ConfigError {
-            path: path.clone(),
-            line: line_of(text, key, Some("python")).or_else(|| line_of(text, "python", None)),
-            message,
-        };
-        let Some(py) = table.get("python").and_then(|p| p.as_table()) else {
-            return Ok(out);
-        };
-        for (k, v) in py {
+        let err = |key: &str, message: String| py.error(key, message);
+        for (k, v) in py.table {
             match k.as_str() {
                 "interpreter" => {
                     let s = v.as_str().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
@@ -85,16 +74,12 @@ impl PythonConfig {
                     out.workers = n as usize;
                 }
                 "timeout_secs" => {
-                    let secs = v
-                        .as_float()
-                        .or_else(|| v.as_integer().map(|i| i as f64))
-                        .filter(|s| s.is_finite())
-                        .ok_or_else(|| {
-                            err(
-                                k,
-                                "`[python].timeout_secs` must be a number of seconds".into(),
-                            )
-                        })?;
+                    let secs = seconds(v).ok_or_else(|| {
+                        err(
+                            k,
+                            "`[python].timeout_secs` must be a number of seconds".into(),
+                        )
+                    })?;
                     if secs <= 0.0 {
                         out.warnings.push(format!("`[python].timeout_secs = {secs}` is not a deadline: a call needs one, so {DEFAULT_TIMEOUT_SECS} s is used"));
                     } else {
@@ -117,12 +102,7 @@ impl PythonConfig {
                         })?;
                     out.path.extend(items.iter().map(|p| project.join(p)));
                 }
-                _ => {
-                    return Err(err(
-                        k,
-                        format!("unknown key `[python].{k}` (known: {})", KEYS.join(", ")),
-                    ))
-                }
+                _ => return Err(py.unknown(k, KEYS)),
             }
         }
         Ok(out)

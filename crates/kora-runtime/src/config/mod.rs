@@ -12,6 +12,7 @@ pub mod digest;
 #[cfg(test)]
 mod fuzz;
 pub mod pricing;
+pub mod section;
 pub mod sinks;
 pub mod telemetry;
 

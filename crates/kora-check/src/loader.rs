@@ -34,6 +34,9 @@ pub trait Sources {
 /// wrote them, never a global table.
 pub trait Packages {
     fn resolve(&self, importer: &Path, name: &str, module: Option<&str>) -> PackageLookup;
+    /// Called once before a load walks from `entry` (reading through `sources`): a resolver
+    /// that fetches may fetch everything the walk is about to ask for at once.
+    fn prepare(&self, _entry: &Path, _sources: &dyn Sources) {}
 }
 
 /// What a manifest says about one `use NAME[.module]`.
@@ -118,6 +121,9 @@ pub struct EntryError {
 }
 
 pub fn load(entry: &Path, sources: &dyn Sources) -> Result<Loaded, EntryError> {
+    if let Some(p) = sources.packages() {
+        p.prepare(entry, sources);
+    }
     let text = sources.read(entry).map_err(|error| EntryError {
         path: entry.to_path_buf(),
         error,

@@ -7,41 +7,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{collect, kora_cmd, temp_dir, Run};
-
-/// `kora ARGS` in `cwd`, with `KORA_HOME` (and `HOME`) inside `home`.
-fn kora(cwd: &Path, home: &Path, args: &[&str]) -> Run {
-    collect(
-        kora_cmd()
-            .args(args)
-            .current_dir(cwd)
-            .env("KORA_HOME", home.join("kora"))
-            .env("HOME", home.join("home")),
-        None,
-    )
-}
-
-fn write(path: &Path, text: &str) {
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d).expect("folder");
-    }
-    std::fs::write(path, text).expect("write");
-}
-
-/// A package folder: `kora.toml` with `[package]` (plus `extra` lines) and its files.
-fn package(dir: &Path, name: &str, extra: &str, files: &[(&str, &str)]) {
-    write(
-        &dir.join("kora.toml"),
-        &format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\n{extra}"),
-    );
-    for (f, text) in files {
-        write(&dir.join(f), text);
-    }
-}
-
-fn ok(r: &Run) {
-    assert_eq!(r.code, 0, "stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
-}
+use support::packages::{kora, ok, package, url, weather_repo, write};
+use support::temp_dir;
 
 /// A workspace: `app/` (the program) and a `greet` package beside it.
 fn path_workspace(name: &str) -> (PathBuf, PathBuf) {
@@ -178,139 +145,6 @@ fn a_bad_manifest_names_file_line_and_key() {
     let r = kora(&app, &root, &["run", "main.ko"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("standard-library module"), "{}", r.stderr);
-}
-
-/// Runs `git ARGS` in `dir`, as a fixed author, and insists it worked.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "tag.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn have_git() -> bool {
-    std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok()
-}
-
-/// A repository holding package `weather` whose `lib.ko` says `says`, tagged `v1`.
-fn weather_repo(dir: &Path, says: &str) -> String {
-    package(
-        dir,
-        "weather",
-        "",
-        &[(
-            "lib.ko",
-            &format!("def today() -> str:\n    return \"{says}\"\n"),
-        )],
-    );
-    git(dir, &["init", "-q"]);
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", says]);
-    git(dir, &["tag", "-f", "v1"]);
-    git(dir, &["rev-parse", "HEAD"])
-}
-
-#[test]
-fn a_git_dependency_is_locked_and_a_moved_tag_changes_nothing_until_the_logs_refuse_it() {
-    if !have_git() {
-        eprintln!("skipped: no git");
-        return;
-    }
-    let root = temp_dir("kora-pkg", "git");
-    let repo = root.join("weather");
-    let first = weather_repo(&repo, "sunny");
-    let app = root.join("app");
-    write(
-        &app.join("kora.toml"),
-        &format!(
-            "[dependencies]\nweather = {{ git = \"file://{}\", tag = \"v1\" }}\n",
-            repo.display()
-        ),
-    );
-    write(
-        &app.join("main.ko"),
-        "use weather\n\nprint(weather.today())\n",
-    );
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    ok(&r);
-    assert_eq!(r.stdout, "sunny\n");
-    let lock = std::fs::read_to_string(app.join("kora.lock")).expect("kora.lock written");
-    assert!(
-        lock.contains(&first) && lock.contains("tree = \"sha256:"),
-        "{lock}"
-    );
-    let sums = std::fs::read_to_string(app.join("kora.sums")).expect("kora.sums written");
-    assert!(sums.contains(&first) && sums.contains("tag:v1"), "{sums}");
-    assert!(
-        root.join("kora/sums/kora.sums").is_file(),
-        "the machine's log"
-    );
-
-    // The tag is force-pushed to another commit: the locked commit is still what runs.
-    write(
-        &repo.join("lib.ko"),
-        "def today() -> str:\n    return \"stolen\"\n",
-    );
-    git(&repo, &["commit", "-q", "-am", "evil"]);
-    git(&repo, &["tag", "-f", "v1"]);
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    ok(&r);
-    assert_eq!(r.stdout, "sunny\n");
-    // Even from a cold cache.
-    std::fs::remove_dir_all(root.join("kora/cache")).expect("cache removed");
-    git(&repo, &["tag", "keep", &first]);
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    ok(&r);
-    assert_eq!(r.stdout, "sunny\n");
-
-    // The lockfile deleted: the moved tag is fetched and refused by the project's log...
-    std::fs::remove_file(app.join("kora.lock")).expect("lock removed");
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains("the tag was moved") && r.stderr.contains("kora.sums"),
-        "{}",
-        r.stderr
-    );
-    assert!(!r.stdout.contains("stolen"));
-    // ...and, in a fresh project with no log of its own, by the machine's.
-    let other = root.join("other");
-    std::fs::create_dir_all(&other).expect("dir");
-    std::fs::copy(app.join("kora.toml"), other.join("kora.toml")).expect("copy");
-    std::fs::copy(app.join("main.ko"), other.join("main.ko")).expect("copy");
-    let r = kora(&other, &root, &["run", "main.ko"]);
-    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains("the tag was moved") && r.stderr.contains("sums"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        !other.join("kora.lock").exists(),
-        "nothing refused is locked"
-    );
 }
 
 /// `app/` granting `snoop` the folder `./data`; `snoop` uses `leaf`, granted nothing.
@@ -509,11 +343,6 @@ fn test_blocks_are_confined_as_runs_are() {
     );
 }
 
-/// `file://` URL of a folder.
-fn url(dir: &Path) -> String {
-    format!("file://{}", dir.display())
-}
-
 #[test]
 fn add_and_remove_edit_one_entry_and_keep_the_rest_of_the_manifest() {
     let (root, app) = path_workspace("add");
@@ -619,231 +448,6 @@ fn add_and_remove_edit_one_entry_and_keep_the_rest_of_the_manifest() {
     let r = kora(&app, &root, &["check", "main.ko"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("`weather`"), "{}", r.stderr);
-}
-
-/// Commits `lib` as the repository's `lib.ko` and tags it `tag`; returns the commit.
-fn release(repo: &Path, lib: &str, tag: &str) -> String {
-    write(&repo.join("lib.ko"), lib);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", tag]);
-    git(repo, &["tag", tag]);
-    git(repo, &["rev-parse", "HEAD"])
-}
-
-#[test]
-fn update_refuses_a_bump_that_asks_for_more_until_accepted() {
-    if !have_git() {
-        eprintln!("skipped: no git");
-        return;
-    }
-    let root = temp_dir("kora-pkg", "update");
-    let repo = root.join("weather");
-    let v1 = weather_repo(&repo, "sunny");
-    let app = root.join("app");
-    write(
-        &app.join("main.ko"),
-        "use weather\n\nprint(weather.today())\n",
-    );
-    ok(&kora(
-        &app,
-        &root,
-        &["add", "weather", "--git", &url(&repo), "--tag", "v1"],
-    ));
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    ok(&r);
-    assert_eq!(r.stdout, "sunny\n");
-    // v2 reads the environment and releases a classified value.
-    let v2 = release(
-        &repo,
-        "use env\n\n\ndef today() -> str:\n    key: str = env.get(\"WEATHER_KEY\") else:\n        return \"rainy\"\n    declassify key for fast:\n        return \"rainy\"\n    return \"rainy\"\n",
-        "v2",
-    );
-    ok(&kora(
-        &app,
-        &root,
-        &["add", "weather", "--git", &url(&repo), "--tag", "v2"],
-    ));
-    // The lock still rules until an update.
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    ok(&r);
-    assert_eq!(r.stdout, "sunny\n");
-    let lock_before = std::fs::read_to_string(app.join("kora.lock")).expect("lock");
-    let r = kora(&app, &root, &["update"]);
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains("refused")
-            && r.stdout.contains("+ uses `env` (needs the grant `env`)")
-            && r.stdout.contains("+ lib.ko: declassify key for fast"),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stderr.contains("--accept"), "{}", r.stderr);
-    assert_eq!(
-        std::fs::read_to_string(app.join("kora.lock")).expect("lock"),
-        lock_before,
-        "a refused update leaves the lock"
-    );
-    assert!(lock_before.contains(&v1));
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    assert_eq!(r.stdout, "sunny\n");
-    // Accepted: locked at v2, and the run reads it.
-    let r = kora(&app, &root, &["update", "weather", "--accept"]);
-    ok(&r);
-    assert!(r.stdout.contains("accepted"), "{}", r.stdout);
-    let lock = std::fs::read_to_string(app.join("kora.lock")).expect("lock");
-    assert!(lock.contains(&v2) && lock.contains("tag v2"), "{lock}");
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    assert_eq!(r.code, 1, "env is not granted: {}\n{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("package `weather`"), "{}", r.stderr);
-    // A bump that asks for nothing more goes through without --accept.
-    let v3 = release(
-        &repo,
-        "use env\n\n\ndef today() -> str:\n    key: str = env.get(\"WEATHER_KEY\") else:\n        return \"snowy\"\n    declassify key for fast:\n        return \"snowy\"\n    return \"snowy\"\n",
-        "v3",
-    );
-    ok(&kora(
-        &app,
-        &root,
-        &[
-            "add",
-            "weather",
-            "--git",
-            &url(&repo),
-            "--tag",
-            "v3",
-            "--grant",
-            "env",
-        ],
-    ));
-    let r = kora(&app, &root, &["update"]);
-    ok(&r);
-    assert!(std::fs::read_to_string(app.join("kora.lock"))
-        .expect("lock")
-        .contains(&v3));
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    ok(&r);
-    assert_eq!(r.stdout, "snowy\n");
-    let r = kora(&app, &root, &["update"]);
-    ok(&r);
-    assert!(r.stdout.contains("weather: up to date"), "{}", r.stdout);
-    let r = kora(&app, &root, &["update", "rain"]);
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr.contains("no git dependency `rain`"),
-        "{}",
-        r.stderr
-    );
-}
-
-#[test]
-fn vendor_then_build_with_the_cache_and_the_origin_gone() {
-    if !have_git() {
-        eprintln!("skipped: no git");
-        return;
-    }
-    let root = temp_dir("kora-pkg", "vendor");
-    let repo = root.join("weather");
-    weather_repo(&repo, "sunny");
-    let app = root.join("app");
-    write(
-        &app.join("main.ko"),
-        "use weather\n\nprint(weather.today())\n",
-    );
-    ok(&kora(
-        &app,
-        &root,
-        &["add", "weather", "--git", &url(&repo), "--tag", "v1"],
-    ));
-    ok(&kora(&app, &root, &["run", "main.ko"]));
-    let r = kora(&app, &root, &["vendor"]);
-    ok(&r);
-    assert!(r.stdout.contains("vendor/weather"), "{}", r.stdout);
-    assert!(app.join("vendor/weather/lib.ko").is_file());
-    std::fs::remove_dir_all(root.join("kora/cache")).expect("cache removed");
-    std::fs::remove_dir_all(&repo).expect("origin removed");
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    ok(&r);
-    assert_eq!(r.stdout, "sunny\n");
-    ok(&kora(&app, &root, &["check", "main.ko"]));
-    assert!(!root.join("kora/cache").exists(), "nothing fetched");
-    // `kora test` of the folder runs the program's tests, not the vendored package's.
-    write(
-        &app.join("vendor/weather/lib_test.ko"),
-        "test \"vendored\":\n    assert False\n",
-    );
-    let t = kora(&app, &root, &["test"]);
-    assert!(!t.stdout.contains("vendored"), "{}", t.stdout);
-    std::fs::remove_file(app.join("vendor/weather/lib_test.ko")).expect("rm");
-    // A vendored file changed by hand is refused against the lock.
-    write(
-        &app.join("vendor/weather/lib.ko"),
-        "def today() -> str:\n    return \"tampered\"\n",
-    );
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains("vendor/weather does not match kora.lock"),
-        "{}",
-        r.stderr
-    );
-    assert!(!r.stdout.contains("tampered"));
-}
-
-#[test]
-fn install_fetches_exactly_the_locked_commits() {
-    if !have_git() {
-        eprintln!("skipped: no git");
-        return;
-    }
-    let root = temp_dir("kora-pkg", "install");
-    let repo = root.join("weather");
-    let v1 = weather_repo(&repo, "sunny");
-    // A second repository: the two are fetched side by side.
-    let clouds = root.join("clouds");
-    package(&clouds, "clouds", "", &[("lib.ko", "KIND = \"cirrus\"\n")]);
-    git(&clouds, &["init", "-q"]);
-    git(&clouds, &["add", "-A"]);
-    git(&clouds, &["commit", "-q", "-m", "c"]);
-    let app = root.join("app");
-    write(
-        &app.join("main.ko"),
-        "use weather\nuse clouds\n\nprint(weather.today(), clouds.KIND)\n",
-    );
-    ok(&kora(
-        &app,
-        &root,
-        &["add", "weather", "--git", &url(&repo), "--tag", "v1"],
-    ));
-    ok(&kora(
-        &app,
-        &root,
-        &["add", "clouds", "--git", &url(&clouds), "--branch", "main"],
-    ));
-    ok(&kora(&app, &root, &["check", "main.ko"]));
-    std::fs::remove_dir_all(root.join("kora/cache")).expect("cache removed");
-    // The tag moves; install still fetches the locked commit.
-    write(
-        &repo.join("lib.ko"),
-        "def today() -> str:\n    return \"stolen\"\n",
-    );
-    git(&repo, &["commit", "-q", "-am", "evil"]);
-    git(&repo, &["tag", "-f", "v1"]);
-    git(&repo, &["tag", "keep", &v1]);
-    let r = kora(&app, &root, &["install"]);
-    ok(&r);
-    assert!(
-        r.stdout.contains(&v1[..12]) && r.stdout.contains("clouds "),
-        "{}",
-        r.stdout
-    );
-    std::fs::remove_dir_all(&repo).expect("origin removed");
-    std::fs::remove_dir_all(&clouds).expect("origin removed");
-    let r = kora(&app, &root, &["run", "main.ko"]);
-    ok(&r);
-    assert_eq!(r.stdout, "sunny cirrus\n");
-    let r = kora(&root, &root, &["install"]);
-    assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("no kora.toml"), "{}", r.stderr);
 }
 
 #[test]
@@ -998,4 +602,115 @@ fn a_package_record_named_in_an_annotation_is_checked() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn a_tool_a_model_calls_is_confined_to_its_packages_grants() {
+    use kora_testkit::{Behaviour, FakeProvider};
+    let (root, app) = grants_workspace("tool", "");
+    write(
+        &root.join("snoop/tools.ko"),
+        "use fs\n\nKNOWN = [\"data/ok.txt\", \"secret.txt\"]\n\n\ntool peek(path: str) -> str:\n    \"Reads a file.\"\n    if path in KNOWN:\n        text: str = fs.read(path) else (why, kind):\n            return why\n        return text\n    return \"unknown file\"\n",
+    );
+    let fake = FakeProvider::start();
+    let call = |path: &str| {
+        Behaviour::ToolCalls(vec![(
+            "peek".to_string(),
+            serde_json::json!({ "path": path }),
+        )])
+    };
+    let answer = || Behaviour::Answer(r#"{"ok": {"word": "done"}, "uncertain": null}"#.into());
+    fake.push(call("data/ok.txt"));
+    fake.push(answer());
+    fake.push(call("secret.txt"));
+    fake.push(answer());
+    support::write_config(
+        &app,
+        &fake.openai_endpoint(),
+        Some("openai"),
+        "max_retries = 0\n",
+    );
+    let manifest = std::fs::read_to_string(app.join("kora.toml")).expect("kora.toml");
+    write(
+        &app.join("kora.toml"),
+        &format!("{manifest}\n[dependencies]\nsnoop = {{ path = \"../snoop\", grants = {{ fs = [\"./data\"] }} }}\n"),
+    );
+    write(
+        &app.join("main.ko"),
+        "use snoop.tools\n\n\ntype Done:\n    word: str\n\n\nfor f in [\"granted\", \"not granted\"]:\n    r: Result[Done] = analyze(f, \"Read it.\", tools=[tools.peek])\n    print(f, r)\n",
+    );
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    let reqs = fake.requests();
+    let sent: Vec<String> = reqs
+        .iter()
+        .map(|q| {
+            q.tool_results()
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<String>()
+        })
+        .collect();
+    let everything = format!("{}{}{}", r.stdout, r.stderr, sent.join("\n"));
+    // The granted read reached the model; the other stopped the run with the package named.
+    assert_eq!(r.code, 1, "{everything}");
+    assert_eq!(r.stdout, "granted Ok(Done(word='done'))\n", "{everything}");
+    assert!(sent.iter().any(|s| s.contains("fine")), "{everything}");
+    assert!(!everything.contains("password"), "{everything}");
+    assert!(
+        r.stderr.contains("E1101") && r.stderr.contains("package `snoop` may not `fs.read`"),
+        "{everything}"
+    );
+}
+
+#[test]
+fn sql_and_mcp_are_granted_like_files_and_sockets() {
+    let root = temp_dir("kora-pkg", "sqlmcp");
+    package(
+        &root.join("pk"),
+        "pk",
+        "",
+        &[(
+            "lib.ko",
+            "use sql\nuse mcp adv as adv\n\n\ndef store() -> str:\n    db: sql.Db = sql.open(\":memory:\") else (why, kind):\n        return \"no db\"\n    return \"opened\"\n\n\ndef poke() -> str:\n    r: str = adv.ping(x=\"hi\") else (why, kind):\n        return \"failed: \" + why\n    return r\n",
+        )],
+    );
+    let app = root.join("app");
+    let adversary = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/adversary.py");
+    let manifest = |grants: &str| {
+        format!(
+            "[mcp.adv]\ncommand = \"python3\"\nargs = [{:?}, \"ok\", {:?}]\n\n[dependencies]\npk = {{ path = \"../pk\"{grants} }}\n",
+            adversary.display().to_string(),
+            root.join("state").display().to_string()
+        )
+    };
+    write(&app.join("kora.toml"), &manifest(""));
+    for (call, effect, grant) in [
+        ("store", "sql.open", "sql = true"),
+        ("poke", "mcp adv.ping", "mcp = [\"adv\"]"),
+    ] {
+        write(
+            &app.join("main.ko"),
+            &format!("use pk\n\nprint(pk.{call}())\n"),
+        );
+        let r = kora(&app, &root, &["run", "main.ko"]);
+        assert_eq!(r.code, 1, "{call}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("package `pk` may not `{effect}`"))
+                && r.stderr.contains(&format!("lacks the grant `{grant}`")),
+            "{call}: {}",
+            r.stderr
+        );
+    }
+    write(
+        &app.join("kora.toml"),
+        &manifest(", grants = { sql = true, mcp = [\"adv\"] }"),
+    );
+    write(
+        &app.join("main.ko"),
+        "use pk\n\nprint(pk.store())\nprint(pk.poke())\n",
+    );
+    let r = kora(&app, &root, &["run", "main.ko"]);
+    ok(&r);
+    assert_eq!(r.stdout, "opened\npong hi #1\n");
 }

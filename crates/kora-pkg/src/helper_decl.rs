@@ -106,14 +106,10 @@ pub fn parse(text: &str, v: &toml::Value) -> Result<HelperDecl, Problem> {
                 }
             }
             "timeout_secs" => {
-                let secs = v
-                    .as_float()
-                    .or_else(|| v.as_integer().map(|i| i as f64))
-                    .filter(|s| s.is_finite() && *s > 0.0)
-                    .ok_or_else(|| {
-                        (at(k), key(k), "must be a positive number of seconds".to_string())
-                    })?;
-                d.timeout_secs = Some(secs.min(86_400.0));
+                let secs = kora_runtime::config::section::deadline_secs(v).ok_or_else(|| {
+                    (at(k), key(k), "must be a positive number of seconds".to_string())
+                })?;
+                d.timeout_secs = Some(secs);
             }
             p if PLATFORMS.contains(&p) => {
                 d.fetch.insert(p.to_string(), pinned(text, p, v)?);

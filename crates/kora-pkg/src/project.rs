@@ -82,4 +82,8 @@ impl Sources for Project {
     fn packages(&self) -> Option<&dyn Packages> {
         Some(&self.resolver)
     }
+    fn parse(&self, path: &Path, text: &str) -> kora_syntax::Parsed {
+        crate::prefetch::take_tree(&self.resolver, path, text)
+            .unwrap_or_else(|| kora_syntax::parse(text))
+    }
 }

@@ -1,18 +1,21 @@
 //! Resolving `use NAME` against the manifest that wrote it, and granting each package what its
 //! importer said: a parent passes at most what it holds, and one package granted two ways by
 //! two importers is refused at load. Only packages reached by `use` are resolved (and
-//! fetched), so the graph is the source's, not the manifest's.
+//! fetched), so the graph is the source's, not the manifest's. Before a walk, `prefetch.rs`
+//! fetches every git package the walk will reach, in parallel; the walk then reads the
+//! results from `checkouts`.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use kora_check::{PackageLookup, PackageModule, Packages};
+use kora_check::{PackageLookup, PackageModule, Packages, Sources};
 use kora_runtime::grants::Grants;
 
 use crate::git::Store;
-use crate::manifest::{Manifest, ManifestError, Source};
+use crate::manifest::{GitRef, Manifest, ManifestError, Source};
+use crate::prefetch::Trees;
 
 /// One package the program reached.
 #[derive(Clone, Debug)]
@@ -37,19 +40,51 @@ struct State {
     used: BTreeSet<(PathBuf, String)>,
 }
 
+/// Git checkouts already made, by (manifest path, dependency name): the tree, or why not.
+pub(crate) type Checkouts = Rc<RefCell<HashMap<(PathBuf, String), Result<PathBuf, String>>>>;
+
+/// A git dependency a survey walk reached before it was fetched.
+pub(crate) struct Wanted {
+    pub manifest: Rc<Manifest>,
+    pub name: String,
+    pub url: String,
+    pub reference: GitRef,
+}
+
 /// The resolver a check asks through `kora_check::Packages`.
 #[derive(Default)]
 pub struct Resolver {
     state: RefCell<State>,
     pub git: Option<Store>,
+    pub(crate) checkouts: Checkouts,
+    /// `Some` in a survey walk (`prefetch.rs`): git dependencies not fetched yet are noted
+    /// here instead of fetched.
+    survey: Option<RefCell<Vec<Wanted>>>,
+    /// Trees the survey parsed, for the real walk to take.
+    pub(crate) trees: Trees,
 }
 
 impl Resolver {
     pub fn new(git: Option<Store>) -> Resolver {
         Resolver {
-            state: RefCell::default(),
             git,
+            ..Resolver::default()
         }
+    }
+
+    /// A resolver for one survey walk: fresh grants and reach, the same checkouts and trees.
+    pub(crate) fn surveying(&self) -> Resolver {
+        Resolver {
+            checkouts: self.checkouts.clone(),
+            survey: Some(RefCell::default()),
+            trees: self.trees.clone(),
+            ..Resolver::default()
+        }
+    }
+
+    /// What a survey walk reached and found unfetched.
+    pub(crate) fn wanted(self) -> Vec<Wanted> {
+        self.survey.map(RefCell::into_inner).unwrap_or_default()
     }
 
     /// The manifest governing `dir`: the nearest `kora.toml` at or above it.
@@ -111,14 +146,45 @@ impl Resolver {
             Some(l) => format!("{}:{l}", m.path.display()),
             None => m.path.display().to_string(),
         };
+        // A parent passes on at most what it holds, judged before anything is fetched.
+        if let Some((pid, held)) = self.holder(&m.dir) {
+            let missing = held.missing(&dep.grants);
+            if !missing.is_empty() {
+                return Err(format!(
+                    "package `{pid}` grants `{name}` ({at}) what it does not hold itself: {}; a package passes on at most its own grants",
+                    missing.join(", ")
+                ));
+            }
+        }
         let root = match &dep.source {
             Source::Path { dir, written } => std::fs::canonicalize(dir).map_err(|e| {
-                format!("dependency `{name}` ({at}): cannot open `{written}` ({}): {e}", dir.display())
+                format!(
+                    "dependency `{name}` ({at}): cannot open `{written}` ({}): {e}",
+                    dir.display()
+                )
             })?,
-            Source::Git { url, reference } => match &self.git {
-                Some(store) => store.checkout(&m, name, url, reference)?,
-                None => return Err(format!("dependency `{name}` ({at}) is a git dependency; this tool reads path dependencies only")),
-            },
+            Source::Git { url, reference } => {
+                let key = (m.path.clone(), name.to_string());
+                let done = self.checkouts.borrow().get(&key).cloned();
+                match (done, &self.survey, &self.git) {
+                    (Some(tree), _, _) => tree?,
+                    (None, Some(wanted), _) => {
+                        wanted.borrow_mut().push(Wanted {
+                            manifest: m.clone(),
+                            name: name.to_string(),
+                            url: url.clone(),
+                            reference: reference.clone(),
+                        });
+                        return Ok(None);
+                    }
+                    (None, None, Some(store)) => {
+                        let tree = store.checkout(&m, name, url, reference);
+                        self.checkouts.borrow_mut().insert(key, tree.clone());
+                        tree?
+                    }
+                    (None, None, None) => return Err(format!("dependency `{name}` ({at}) is a git dependency; this tool reads path dependencies only")),
+                }
+            }
         };
         let pm = Manifest::read(&root.join("kora.toml"))
             .map_err(|e| format!("dependency `{name}` ({at}) is not a package: {e}"))?;
@@ -135,17 +201,6 @@ impl Resolver {
                     "dependency `{name}` ({at}): {} has no `[package]` table",
                     pm.path.display()
                 ))
-            }
-        }
-        // A parent passes on at most what it holds.
-        let parent = self.holder(&m.dir);
-        if let Some((pid, held)) = &parent {
-            let missing = held.missing(&dep.grants);
-            if !missing.is_empty() {
-                return Err(format!(
-                    "package `{pid}` grants `{name}` ({at}) what it does not hold itself: {}; a package passes on at most its own grants",
-                    missing.join(", ")
-                ));
             }
         }
         let id = {
@@ -223,6 +278,12 @@ impl Packages for Resolver {
             Ok(Some(m)) => PackageLookup::Found(m),
             Ok(None) => PackageLookup::NotDeclared,
             Err(why) => PackageLookup::Failed(why),
+        }
+    }
+
+    fn prepare(&self, entry: &Path, sources: &dyn Sources) {
+        if self.survey.is_none() {
+            crate::prefetch::fetch_reached(self, entry, sources);
         }
     }
 }

@@ -48,7 +48,8 @@ pub struct FileRefs<'a> {
     pub members: Vec<MemberRef>,
     pub keywords: Vec<KeywordRef>,
     pub calls: Vec<CallRef<'a>>,
-    /// `use "./x.ko" as alias`: the alias and the span of the path.
+    /// `use "./x.ko" as alias`, `use pkg[.module] [as alias]`: the name bound and the span of
+    /// the path or the dotted name (the key of the file's uses).
     pub aliases: Vec<(String, Span)>,
     text: &'a str,
 }
@@ -75,8 +76,20 @@ fn callee_name(e: &Expr) -> Option<(Span, Option<Span>)> {
 impl<'a> Visitor<'a> for FileRefs<'a> {
     fn visit_stmt(&mut self, s: &'a Stmt) {
         if let StmtKind::Use(u) = &s.kind {
-            if let (Some(alias), UseTarget::File { span, .. }) = (&u.alias, &u.target) {
-                self.aliases.push((alias.name.clone(), *span));
+            match (&u.alias, &u.target) {
+                (Some(alias), UseTarget::File { span, .. }) => {
+                    self.aliases.push((alias.name.clone(), *span));
+                }
+                // `use pkg` binds `pkg`, `use pkg.module` binds `module`; a standard module has
+                // no entry in the file's uses, so it resolves to nothing here.
+                (alias, UseTarget::Std(n)) => {
+                    let bound = match alias {
+                        Some(a) => a.name.as_str(),
+                        None => n.name.rsplit('.').next().unwrap_or(&n.name),
+                    };
+                    self.aliases.push((bound.to_string(), n.span));
+                }
+                _ => {}
             }
         }
         walk_stmt(self, s)

@@ -162,7 +162,7 @@ fn an_mcp_servers_cached_tools_are_completed_and_their_arguments_checked() {
 }
 
 #[test]
-fn definition_goes_into_a_path_dependency() {
+fn definition_and_hover_go_into_a_path_dependency() {
     let root = std::env::temp_dir().join(format!("kora-lsp-pkg-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join("greet")).expect("dir");
@@ -172,14 +172,15 @@ fn definition_goes_into_a_path_dependency() {
         "[package]\nname = \"greet\"\n",
     )
     .expect("write");
-    let lib = "def hello(name: str) -> str:\n    return name\n";
+    let lib =
+        "def hello(name: str) -> str:\n    return name\n\n\ntype Config:\n    greeting: str\n";
     std::fs::write(root.join("greet/lib.ko"), lib).expect("write");
     std::fs::write(
         root.join("app/kora.toml"),
         "[dependencies]\ngreet = { path = \"../greet\" }\n",
     )
     .expect("write");
-    let src = "use greet\n\nprint(greet.hello(\"x\"))\n";
+    let src = "use greet\n\nprint(greet.hello(\"x\"))\n\n\ndef say(c: greet.Config) -> str:\n    return c.greeting\n";
     let path = std::fs::canonicalize(root.join("app"))
         .expect("dir")
         .join("main.ko");
@@ -192,5 +193,11 @@ fn definition_goes_into_a_path_dependency() {
     let d = definition(&a, offset(src, "hello", 0)).expect("the function");
     assert!(a.files[d.file].path.ends_with("greet/lib.ko"));
     assert_eq!(d.span.start as usize, lib.find("hello").expect("name"));
+    // On `Config` in the annotation `greet.Config`: the package's record, and its fields.
+    let d = definition(&a, offset(src, "Config)", 0)).expect("the record");
+    assert!(a.files[d.file].path.ends_with("greet/lib.ko"));
+    assert_eq!(d.span.start as usize, lib.find("Config").expect("record"));
+    let (text, _) = hover(&a, offset(src, "Config)", 0)).expect("hover on the record");
+    assert!(text.contains("greeting: str"), "{text}");
     let _ = std::fs::remove_dir_all(&root);
 }

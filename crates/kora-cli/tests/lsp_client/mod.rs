@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod two_files;
+
 use std::path::Path;
 
 use serde_json::{json, Value};

@@ -214,25 +214,12 @@ fn edits_inside_a_body_and_to_a_signature_match_a_fresh_check() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Text an edit inserts: pieces that open and close brackets, strings, blocks and names.
-const PIECES: [&str; 16] = [
-    "1",
-    "x",
-    " ",
-    "\n",
-    "    ",
-    "(",
-    ")",
-    "\"",
-    "\"\"\"",
-    ":",
-    "\n    y = 2\n",
-    "def f():\n",
-    "#",
-    "\"a\"",
-    "items",
-    "total",
-];
+/// Text an edit inserts: the parser tests' pieces, and names the program declares.
+fn pieces() -> Vec<&'static str> {
+    let mut all = kora_testkit::edits::PIECES.to_vec();
+    all.extend(["\"a\"", "items", "total"]);
+    all
+}
 
 #[test]
 fn random_edits_match_a_fresh_check() {
@@ -259,12 +246,13 @@ fn random_edits_match_a_fresh_check() {
             .wrapping_add(1_442_695_040_888_963_407);
         ((seed >> 33) as usize) % n.max(1)
     };
+    let pieces = pieces();
     let mut n = 0;
     for round in 0..rounds {
         // Half the edits undo themselves in the next round, so the text stays mostly valid.
         let at = next(doc.text.len() + 1);
         let del = if next(3) == 0 { next(6) } else { 0 };
-        let piece = PIECES[next(PIECES.len())];
+        let piece = pieces[next(pieces.len())];
         let before = doc.text.clone();
         let got = doc.edit(&mut c, at, del, piece);
         let want = fresh(&mut c, &dir, &mut n, &doc.text);

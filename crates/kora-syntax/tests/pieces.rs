@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
-use common::edit::edit;
 use kora_syntax::parser::{parse_module_in_pieces, parse_module_whole};
 use kora_syntax::{parse, Parsed};
+use kora_testkit::edits::{edit, PIECES};
 
 fn same(got: &Parsed, want: &Parsed, what: &str) {
     assert_eq!(got.module, want.module, "tree differs: {what}");
@@ -106,21 +106,6 @@ fn a_large_generated_program_is_parsed_in_pieces_by_default() {
     assert!(used, "a clean 10,000-line program is parsed in pieces");
     same(&got, &want, "pieces of 2048 tokens");
 }
-
-const PIECES: [&str; 12] = [
-    "1",
-    "x",
-    " ",
-    "\n",
-    "    ",
-    "(",
-    ")",
-    "\"",
-    ":",
-    "\n    y = 2\n",
-    "#",
-    "\\",
-];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]

@@ -4,9 +4,9 @@ mod common;
 
 use proptest::prelude::*;
 
-use common::edit::edit;
 use kora_syntax::parse;
 use kora_syntax::reparse::reparse;
+use kora_testkit::edits::{edit, PIECES};
 
 const ITEMS: [&str; 9] = [
     "use json\n",
@@ -25,22 +25,6 @@ fn program(picks: &[usize]) -> String {
 }
 
 /// Text an edit may insert: pieces that open or close brackets, strings and blocks.
-const PIECES: [&str; 14] = [
-    "1",
-    "x",
-    " ",
-    "\n",
-    "    ",
-    "(",
-    ")",
-    "\"",
-    "\"\"\"",
-    ":",
-    "\n    y = 2\n",
-    "def f():\n",
-    "#",
-    "\\",
-];
 
 #[test]
 fn an_edit_inside_one_body_is_reparsed_alone() {

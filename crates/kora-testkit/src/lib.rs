@@ -1,4 +1,4 @@
-//! Dev-only test helpers for Kora: `FakeProvider`, a scripted loopback model provider speaking OpenAI's and Ollama's chat shapes.
+//! Dev-only test helpers for Kora: `FakeProvider`, a scripted loopback model provider speaking OpenAI's and Ollama's chat shapes, and the random source edits of the property tests (`edits`).
 //!
 //! It records every request whole (path, headers, raw body), so it also stands in for an
 //! OTLP collector: point an exporter at `fake.url()` and decode `raw_body`.
@@ -12,6 +12,7 @@
 //! assert_eq!(fake.requests().len(), 0);
 //! ```
 
+pub mod edits;
 pub mod http;
 mod wire;
 

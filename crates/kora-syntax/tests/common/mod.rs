@@ -2,8 +2,6 @@
 
 #![allow(dead_code)]
 
-pub mod edit;
-
 use kora_syntax::ast::*;
 use kora_syntax::{Diagnostic, Parsed};
 

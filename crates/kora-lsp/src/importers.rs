@@ -112,10 +112,8 @@ pub fn candidates(
         if skip.contains(&f.as_path()) || out.contains(f) {
             continue;
         }
-        let uses = text(f).is_some_and(|t| {
-            t.lines()
-                .any(|l| l.trim_start().starts_with("use ") && !l.starts_with(' '))
-        });
+        // `use` is a top-level statement: it starts its line.
+        let uses = text(f).is_some_and(|t| t.lines().any(|l| l.starts_with("use ")));
         if uses {
             out.push(f.clone());
         }

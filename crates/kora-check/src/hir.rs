@@ -403,6 +403,8 @@ pub enum ExprKind {
     Bool(bool),
     None,
     Str(u32),
+    /// A `b"..."` literal's octets, shared with every value it makes.
+    Bytes(std::sync::Arc<[u8]>),
     FString(Vec<FPart>),
     Local(u32),
     Cell(u32),

@@ -32,7 +32,10 @@ impl Lowerer<'_> {
     fn expr_kind(&mut self, e: &ast::Expr) -> Lowered {
         let lowered = self.expr_plain(e);
         match (&e.kind, crate::literal_labels::get()) {
-            (AE::Int(_) | AE::Float(_) | AE::Bool(_) | AE::None | AE::Str(_), Some(label)) => {
+            (
+                AE::Int(_) | AE::Float(_) | AE::Bool(_) | AE::None | AE::Str(_) | AE::Bytes(_),
+                Some(label),
+            ) => {
                 let (v, ty) = lowered;
                 let at = self.place(e.span);
                 let kind = match label {
@@ -58,6 +61,10 @@ impl Lowerer<'_> {
             AE::Bool(b) => (H::Bool(*b), Ty::Bool),
             AE::None => (H::None, Ty::None),
             AE::Str(s) => (H::Str(self.ctx.string(s)), Ty::Str),
+            AE::Bytes(b) => (
+                H::Bytes(b.as_slice().into()),
+                Ty::Std(crate::std_api::StdType::Bytes),
+            ),
             AE::FString(parts) => (H::FString(self.fparts(parts)), Ty::Str),
             AE::Name(n) => return self.load_name(n, span),
             AE::List(xs) => {

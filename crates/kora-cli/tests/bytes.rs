@@ -1,6 +1,6 @@
 //! `bytes` end to end through the `kora` binary: `fs.bytes` returns it, the checker knows its
 //! type, and it behaves as Python's (`len`, indexing, slicing, iteration, `==`, its text,
-//! `bytes(...)`, `decode`).
+//! `bytes(...)`, `decode`, `b"..."` literals and `in`).
 
 mod support;
 
@@ -80,4 +80,46 @@ fn bad_bytes_arguments_are_errors_naming_the_rule() {
         assert!(r.stderr.contains(want), "{arg}: {}", r.stderr);
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     }
+}
+
+#[test]
+fn bytes_literals_in_and_concatenation_behave_like_pythons() {
+    let program = r#"use fs
+
+magic = b"%PDF" b"-1.4\n"
+print(magic, len(magic), magic[0])
+print(b'\x00\xff\101' == bytes([0, 255, 65]), rb"\x" == bytes([92, 120]), b"\u0041")
+data: bytes = fs.bytes("blob.bin") else:
+    exit(3)
+print(data[:5] == magic[:5], b"PDF" in data, b"" in data, 37 in data, 7 in data, b"PDG" not in data)
+x: bytes = b""
+print(x, len(x), bool(x), bool(b"a"))
+print(b"ab" + b"c", b"ab" * 2, 2 * b"x", b"ab" * -1)
+"#;
+    let d = project("literal", program, b"%PDF-1.7 rest");
+    let r = run_in(&d, &["run", "main.ko"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stdout,
+        "b'%PDF-1.4\\n' 9 37\nTrue True b'\\\\u0041'\nTrue True True True False True\nb'' 0 False True\nb'abc' b'abab' b'xx' b''\n"
+    );
+    // An int past a byte, or text, on the left of `in`: Python's errors.
+    for (left, want) in [
+        ("300", "byte must be in range(0, 256)"),
+        ("\"P\"", "a bytes-like object is required, not 'str'"),
+    ] {
+        let d = project("in-bad", &format!("print({left} in b\"PDF\")\n"), b"");
+        let r = run_in(&d, &["run", "main.ko"]);
+        assert_eq!(r.code, 1, "{left}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(want), "{left}: {}", r.stderr);
+    }
+    // Only ASCII is written in a bytes literal; the diagnostic points at the character.
+    let d = project("nonascii", "x = b\"café\"\n", b"");
+    let r = run_in(&d, &["check", "main.ko"]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        all.contains("E0007") && all.contains("main.ko:1:10"),
+        "{all}"
+    );
 }

@@ -42,6 +42,7 @@ fn allowed(e: &Expr) -> Result<(), String> {
         | ExprKind::BigInt(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)
+        | ExprKind::Bytes(_)
         | ExprKind::Bool(_)
         | ExprKind::None
         | ExprKind::Name(_) => Ok(()),
@@ -105,6 +106,7 @@ impl Scope<'_> {
             ExprKind::Int(i) => Value::Int(*i),
             ExprKind::Float(f) => Value::Float(*f),
             ExprKind::Str(s) => Value::str(s.clone()),
+            ExprKind::Bytes(b) => kora_runtime::value::bytes::Bytes::value(b.clone()),
             ExprKind::Bool(b) => Value::Bool(*b),
             ExprKind::None => Value::None,
             ExprKind::Name(n) => self.name(n)?,

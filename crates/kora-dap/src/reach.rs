@@ -343,6 +343,7 @@ impl Walk<'_> {
             | E::Bool(_)
             | E::None
             | E::Str(_)
+            | E::Bytes(_)
             | E::Local(_)
             | E::Cell(_)
             | E::Builtin(_)

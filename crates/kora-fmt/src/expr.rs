@@ -111,7 +111,7 @@ impl Fmt<'_> {
             | ExprKind::Float(_)
             | ExprKind::Bool(_)
             | ExprKind::None => Shape::Atom,
-            ExprKind::Str(_) | ExprKind::FString(_) => {
+            ExprKind::Str(_) | ExprKind::Bytes(_) | ExprKind::FString(_) => {
                 if self.string_tokens(e.span).len() == 1 {
                     Shape::Atom
                 } else {
@@ -202,7 +202,7 @@ impl Fmt<'_> {
     pub(crate) fn expr_body(&mut self, e: &Expr) -> Doc {
         match &e.kind {
             ExprKind::Int(_) | ExprKind::BigInt(_) | ExprKind::Float(_) => self.number(e),
-            ExprKind::Str(_) | ExprKind::FString(_) => self.string(e.span),
+            ExprKind::Str(_) | ExprKind::Bytes(_) | ExprKind::FString(_) => self.string(e.span),
             ExprKind::Bool(true) => s("True"),
             ExprKind::Bool(false) => s("False"),
             ExprKind::None => s("None"),
@@ -343,7 +343,7 @@ impl Fmt<'_> {
             .tokens_in(span)
             .iter()
             .filter_map(|(t, _)| match t {
-                Tok::Str(raw) | Tok::FStr(raw) => {
+                Tok::Str(raw) | Tok::Bytes(raw) | Tok::FStr(raw) => {
                     Some(normalize_string(raw, self.opts.quote_style))
                 }
                 _ => None,
@@ -357,7 +357,7 @@ impl Fmt<'_> {
             .tokens_in(span)
             .iter()
             .filter_map(|(t, sp)| match t {
-                Tok::Str(raw) | Tok::FStr(raw) => {
+                Tok::Str(raw) | Tok::Bytes(raw) | Tok::FStr(raw) => {
                     Some((sp.start, normalize_string(raw, self.opts.quote_style)))
                 }
                 _ => None,
@@ -653,6 +653,7 @@ impl Fmt<'_> {
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Str(_)
+            | ExprKind::Bytes(_)
             | ExprKind::Bool(_)
             | ExprKind::None => true,
             ExprKind::Unary(UnaryOp::Neg | UnaryOp::Pos, x) => self.simple_slice_part(x),

@@ -112,6 +112,7 @@ impl<'s> Source<'s> {
                 | Tok::RBracket
                 | Tok::RBrace
                 | Tok::Str(_)
+                | Tok::Bytes(_)
                 | Tok::FStr(_)
                 | Tok::Int(_)
                 | Tok::Float(_)

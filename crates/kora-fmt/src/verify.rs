@@ -4,7 +4,7 @@
 
 use kora_syntax::ast::Module;
 use kora_syntax::comments::comments;
-use kora_syntax::lexer::{decode_string, lex};
+use kora_syntax::lexer::{decode_bytes, decode_string, lex};
 use kora_syntax::token::Tok;
 
 use crate::trivia::normalize_comment;
@@ -49,6 +49,7 @@ fn words(src: &str) -> Vec<String> {
         .filter_map(|(t, _)| match t {
             Tok::Name(n) => Some(n.to_string()),
             Tok::Str(raw) => Some(format!("{:?}", decode_string(raw))),
+            Tok::Bytes(raw) => Some(format!("b{:?}", decode_bytes(raw))),
             _ => None,
         })
         .collect()

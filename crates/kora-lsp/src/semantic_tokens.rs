@@ -108,7 +108,7 @@ fn classify(a: &Analysis, f: &FileAnalysis) -> Vec<(Span, u32, u32)> {
     for (t, span) in tokens {
         let ty = match t {
             Tok::Int(_) | Tok::BigInt(_) | Tok::Float(_) => NUMBER,
-            Tok::Str(_) | Tok::FStr(_) => STRING,
+            Tok::Str(_) | Tok::Bytes(_) | Tok::FStr(_) => STRING,
             Tok::Name(n) if KEYWORDS.contains(&n) && !named.contains(&span.start) => KEYWORD,
             Tok::Def
             | Tok::Return

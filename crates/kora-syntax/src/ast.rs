@@ -287,6 +287,8 @@ pub enum ExprKind {
     BigInt(String),
     Float(f64),
     Str(String),
+    /// `b"..."`: its bytes, escapes decoded.
+    Bytes(Vec<u8>),
     FString(Vec<FStringPart>),
     Bool(bool),
     None,

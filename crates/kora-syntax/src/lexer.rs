@@ -6,7 +6,7 @@
 
 mod strings;
 
-pub use strings::{decode_string, split_literal, unescape, LitParts};
+pub use strings::{decode_bytes, decode_string, split_literal, unescape, unescape_bytes, LitParts};
 
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
@@ -215,12 +215,10 @@ pub fn lex(src: &str, base: u32) -> (Vec<(Tok<'_>, Span)>, Vec<Diagnostic>) {
         let span = Span::new(base + r.start as u32, base + r.end as u32);
         match res {
             Ok(tok) => {
-                if let Tok::Str(raw) = tok {
-                    check_string(raw, span.start, &mut lexer.extras.diags);
-                }
-                // Ints have no size limit: a literal past 64 bits keeps its text for the parser.
                 let tok = match tok {
+                    // Ints have no size limit: a literal past 64 bits keeps its text for the parser.
                     Tok::Int(None) => Tok::BigInt(lexer.slice()),
+                    Tok::Str(raw) => check_string(raw, span.start, &mut lexer.extras.diags),
                     other => other,
                 };
                 toks.push((tok, span));
@@ -251,19 +249,32 @@ pub fn lex(src: &str, base: u32) -> (Vec<(Tok<'_>, Span)>, Vec<Diagnostic>) {
     (toks, diags)
 }
 
-fn check_string(raw: &str, start: u32, diags: &mut Vec<Diagnostic>) {
+/// Reports bad escapes in a string literal (and anything but ASCII in a bytes literal); a
+/// literal with a `b` prefix becomes a `Bytes` token.
+fn check_string<'a>(raw: &'a str, start: u32, diags: &mut Vec<Diagnostic>) -> Tok<'a> {
     let parts = split_literal(raw);
-    if parts.bytes {
-        let span = Span::new(start, start + parts.prefix_len as u32);
-        diags.push(
-            Diagnostic::error("E0007", "bytes literals are not supported in Kora", span)
-                .with_label("`b` prefix")
-                .with_help("remove the `b` prefix to write an ordinary string"),
-        );
-    }
     let body_start = start + parts.body.start as u32;
     let body = raw.get(parts.body.clone()).unwrap_or("");
-    unescape(body, parts.raw, body_start, Some(diags));
+    if !parts.bytes {
+        unescape(body, parts.raw, body_start, Some(diags));
+        return Tok::Str(raw);
+    }
+    if let Some((i, c)) = body.char_indices().find(|(_, c)| !c.is_ascii()) {
+        let at = body_start + i as u32;
+        diags.push(
+            Diagnostic::error(
+                "E0007",
+                format!("a bytes literal holds ASCII only, and `{c}` is not ASCII"),
+                Span::new(at, at + c.len_utf8() as u32),
+            )
+            .with_label("not ASCII")
+            .with_help(format!(
+                "write its bytes as `\\xNN` escapes, or build the value with `bytes(\"{c}\", \"utf-8\")`"
+            )),
+        );
+    }
+    unescape_bytes(body, parts.raw, body_start, Some(diags));
+    Tok::Bytes(raw)
 }
 
 #[cfg(test)]

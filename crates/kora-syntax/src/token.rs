@@ -42,6 +42,9 @@ pub enum Tok<'a> {
     /// The raw literal, prefix and quotes included; decoded by `lexer::decode_string`.
     #[regex(r#"([rRuUbB]|[rR][bB]|[bB][rR])?['"]"#, lex_string)]
     Str(&'a str),
+    /// A `b"..."` literal, prefix and quotes included (the lexer turns a `Str` with a `b` prefix
+    /// into this); decoded by `lexer::decode_bytes`.
+    Bytes(&'a str),
     /// The raw f-string literal; `parser::fstring` splits it into parts.
     #[regex(r#"([fF]|[rR][fF]|[fF][rR])['"]"#, lex_fstring)]
     FStr(&'a str),
@@ -227,6 +230,7 @@ impl Tok<'_> {
             Tok::Int(None) | Tok::BigInt(_) => "number".to_string(),
             Tok::Float(_) => "number".to_string(),
             Tok::Str(_) => "string".to_string(),
+            Tok::Bytes(_) => "bytes literal".to_string(),
             Tok::FStr(_) => "f-string".to_string(),
             Tok::Newline => "end of line".to_string(),
             Tok::Indent => "indented block".to_string(),
@@ -271,7 +275,7 @@ impl fmt::Display for Tok<'_> {
             Tok::Int(None) => "<int>",
             Tok::BigInt(s) => s,
             Tok::Float(v) => return write!(f, "{v}"),
-            Tok::Str(s) | Tok::FStr(s) => s,
+            Tok::Str(s) | Tok::Bytes(s) | Tok::FStr(s) => s,
             Tok::Def => "def",
             Tok::Return => "return",
             Tok::If => "if",

@@ -115,7 +115,9 @@ fn lexical_errors() {
     assert_eq!(codes(&parse("s = '\\xZZ'\n").diagnostics), vec!["E0003"]);
     assert_eq!(codes(&parse("x = 1__0\n").diagnostics), vec!["E0005"]);
     assert_eq!(codes(&parse("x = 012\n").diagnostics), vec!["E0006"]);
-    assert_eq!(codes(&parse("x = b'a'\n").diagnostics), vec!["E0007"]);
+    assert_eq!(codes(&parse("x = b'\u{e9}'\n").diagnostics), vec!["E0007"]);
+    assert_eq!(codes(&parse("x = b'\\777'\n").diagnostics), vec!["E0003"]);
+    assert!(parse("x = b'a\\xff'\n").diagnostics.is_empty());
     assert_eq!(codes(&parse("x = f'{}'\n").diagnostics), vec!["E0008"]);
     assert_eq!(codes(&parse("x = f'a } b'\n").diagnostics), vec!["E0008"]);
     // The span of a bad conversion covers a whole (multi-byte) character.

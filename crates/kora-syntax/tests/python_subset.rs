@@ -141,6 +141,9 @@ fn literals() {
     assert_eq!(ex(r#"'\x41\u00e9\n'"#), "\"Aé\\n\"");
     assert_eq!(ex(r#"r'\n'"#), "\"\\\\n\"");
     assert_eq!(ex("'''a\nb'''"), "\"a\\nb\"");
+    // Bytes: escapes name single bytes, `\u` is not an escape, adjacent literals join.
+    assert_eq!(ex("b'a\\xff\\n' rb'\\x'"), "(bytes [97, 255, 10, 92, 120])");
+    assert_eq!(ex("b'\\u0041'"), "(bytes [92, 117, 48, 48, 52, 49])");
     assert_eq!(ex("True, False, None"), "(tuple True False None)");
 }
 

@@ -208,6 +208,7 @@ impl Interp<'_> {
             E::ModuleGlobal(m, g) => self.global(m.0 as usize, *g as usize),
             E::Builtin(b) => Ok(Value::Builtin(*b)),
             E::BigInt(digits) => Ok(crate::value::big_int::literal(digits)),
+            E::Bytes(b) => Ok(crate::value::bytes::Bytes::shared(b.clone())),
             E::Type(t) => Ok(Value::Type(*t)),
             E::Module(m) => Ok(Value::Module(*m)),
             E::FString(parts) => {

@@ -195,6 +195,11 @@ fn binary_unshaped(op: BinOp, a: &Value, b: &Value, inplace: bool) -> RtResult<V
     if let (Some(x), Some(y)) = (as_float(a), as_float(b)) {
         return float_op(op, x, y, a, b, inplace);
     }
+    if matches!(a, Native(_)) || matches!(b, Native(_)) {
+        if let Some(r) = crate::value::bytes::arith(op, a, b) {
+            return r;
+        }
+    }
     match (op, a, b) {
         (BinOp::Add, Str(x), Str(y)) => {
             let total = x.as_str().len().saturating_add(y.as_str().len());

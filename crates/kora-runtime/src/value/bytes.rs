@@ -2,12 +2,17 @@
 //! a native value so `Value` keeps its size and only code that asks for bytes knows them.
 //!
 //! It behaves as Python's `bytes` where Kora has the operation: `len`, `b[i]` (an int),
-//! `b[lo:hi]` (bytes), iteration (ints), `==` and ordering, `b'...'` as its text.
+//! `b[lo:hi]` (bytes), iteration (ints), `==` and ordering, `+` and `*`, `in`, `b'...'` as its
+//! text.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use kora_check::std_api::StdType;
+use kora_syntax::ast::BinOp;
+
+use crate::error::RtResult;
+use crate::value::grow;
 
 use crate::value::native::{Native, NativeObject, PortableNative};
 use crate::value::Value;
@@ -18,7 +23,12 @@ pub struct Bytes(pub Arc<[u8]>);
 
 impl Bytes {
     pub fn value(b: Vec<u8>) -> Value {
-        Value::Native(std::rc::Rc::new(Native::new(Bytes(b.into()))))
+        Bytes::shared(b.into())
+    }
+
+    /// A value over octets someone else holds too (a `b"..."` literal's).
+    pub fn shared(b: Arc<[u8]>) -> Value {
+        Value::Native(std::rc::Rc::new(Native::new(Bytes(b))))
     }
 
     /// The octets of a plain `bytes` value (through a captured variable's cell).
@@ -28,6 +38,32 @@ impl Bytes {
             Value::Cell(c) => Bytes::of(&c.borrow()),
             _ => None,
         }
+    }
+}
+
+/// `a + b` and `b * n` / `n * b` when an operand is bytes; `None` when neither is.
+pub fn arith(op: BinOp, a: &Value, b: &Value) -> Option<RtResult<Value>> {
+    let times = |v: &Value| match v {
+        Value::Int(n) => Some(*n),
+        Value::Bool(t) => Some(i64::from(*t)),
+        _ => None,
+    };
+    let (x, y) = (Bytes::of(a), Bytes::of(b));
+    let joined = |parts: &[&[u8]], n: usize| -> RtResult<Value> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let mut out = grow::vec(len.saturating_mul(n), "the bytes")?;
+        for _ in 0..n {
+            for p in parts {
+                out.extend_from_slice(p);
+            }
+        }
+        Ok(Bytes::value(out))
+    };
+    match (op, &x, &y) {
+        (BinOp::Add, Some(x), Some(y)) => Some(joined(&[x, y], 1)),
+        (BinOp::Mul, Some(x), None) => Some(joined(&[x], usize::try_from(times(b)?).unwrap_or(0))),
+        (BinOp::Mul, None, Some(y)) => Some(joined(&[y], usize::try_from(times(a)?).unwrap_or(0))),
+        _ => None,
     }
 }
 

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use kora_syntax::ast::CmpOp;
 
 use crate::error::{codes, fail, type_error, RtResult};
+use crate::value::bytes::Bytes;
 use crate::value::format::type_name;
 use crate::value::{Key, RangeObj, Set, Value};
 
@@ -297,6 +298,28 @@ fn unhashable_part(v: &Value) -> &Value {
     }
 }
 
+/// `item in b` for bytes: an int is one octet, bytes a run of them (as in Python).
+fn bytes_contains(hay: &[u8], item: &Value) -> RtResult<bool> {
+    match item {
+        Value::Int(i) => match u8::try_from(*i) {
+            Ok(b) => Ok(hay.contains(&b)),
+            Err(_) => fail(codes::VALUE, "byte must be in range(0, 256)"),
+        },
+        Value::Bool(b) => Ok(hay.contains(&u8::from(*b))),
+        Value::Labeled(l) => bytes_contains(hay, &l.value),
+        Value::LabeledSmall(x) => bytes_contains(hay, &x.plain()),
+        _ => match Bytes::of(item) {
+            Some(needle) => {
+                Ok(needle.is_empty() || hay.windows(needle.len()).any(|w| *w == *needle))
+            }
+            None => type_error(format!(
+                "a bytes-like object is required, not '{}'",
+                type_name(item)
+            )),
+        },
+    }
+}
+
 /// Python `item in container`.
 pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
     match container {
@@ -331,6 +354,13 @@ pub fn contains(container: &Value, item: &Value) -> RtResult<bool> {
             }
             _ => false,
         }),
+        Value::Native(_) => match Bytes::of(container) {
+            Some(hay) => bytes_contains(&hay, item),
+            None => type_error(format!(
+                "argument of type '{}' is not iterable",
+                type_name(container)
+            )),
+        },
         Value::Cell(c) => contains(&c.borrow(), item),
         Value::Labeled(l) => contains(&l.value, item),
         _ if crate::labels::label::is_labeled(item) => {

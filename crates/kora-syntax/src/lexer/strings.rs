@@ -67,10 +67,37 @@ pub fn decode_string(raw: &str) -> String {
     unescape(body, parts.raw, 0, None)
 }
 
+/// The bytes of a `b"..."` literal (raw, prefix and quotes included), escapes decoded.
+pub fn decode_bytes(raw: &str) -> Vec<u8> {
+    let parts = split_literal(raw);
+    let body = raw.get(parts.body.clone()).unwrap_or("");
+    unescape_bytes(body, parts.raw, 0, None)
+}
+
 /// Decodes escapes in `body` (at file offset `base`); with `diags`, reports bad escapes.
-pub fn unescape(
+pub fn unescape(body: &str, raw: bool, base: u32, diags: Option<&mut Vec<Diagnostic>>) -> String {
+    unescape_in(body, raw, false, base, diags)
+}
+
+/// As `unescape`, for a bytes literal: `\u`, `\U` and `\N` are not escapes there (Python keeps
+/// them as written), and every escape names one byte. A character above `\xff` (only ever
+/// there after an error was reported) becomes `?`.
+pub fn unescape_bytes(
     body: &str,
     raw: bool,
+    base: u32,
+    diags: Option<&mut Vec<Diagnostic>>,
+) -> Vec<u8> {
+    unescape_in(body, raw, true, base, diags)
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect()
+}
+
+fn unescape_in(
+    body: &str,
+    raw: bool,
+    bytes: bool,
     base: u32,
     mut diags: Option<&mut Vec<Diagnostic>>,
 ) -> String {
@@ -128,14 +155,27 @@ pub fn unescape(
                 let mut v = e.to_digit(8).unwrap_or(0);
                 for _ in 0..2 {
                     match chars.peek() {
-                        Some(&(_, d @ '0'..='7')) => {
+                        Some(&(k, d @ '0'..='7')) => {
                             v = v * 8 + d.to_digit(8).unwrap_or(0);
+                            end = k + 1;
                             chars.next();
                         }
                         _ => break,
                     }
                 }
+                if bytes && v > 0o377 {
+                    report(
+                        &format!("`\\{v:o}` is past the largest byte, `\\377`"),
+                        "an octal escape in a bytes literal names one byte: `\\0` to `\\377`",
+                        end,
+                    );
+                }
                 out.extend(char::from_u32(v));
+            }
+            'u' | 'U' | 'N' if bytes => {
+                // Not escapes in bytes: kept as written, as Python does.
+                out.push('\\');
+                out.push(e);
             }
             'x' | 'u' | 'U' => {
                 let want = match e {

@@ -10,7 +10,7 @@ use super::labels;
 use super::{comma, err_expr, expect, kw, FTable, P};
 use crate::ast::{Arg, ArgKind, CompClause, CompKind, Expr, ExprKind, FStringPart};
 use crate::diagnostic::Diagnostic;
-use crate::lexer::decode_string;
+use crate::lexer::{decode_bytes, decode_string};
 use crate::span::Span;
 use crate::token::Tok;
 use chumsky::prelude::*;
@@ -268,6 +268,16 @@ fn strings<'a>(ft: FTable) -> P<'a, Expr> {
     .boxed()
 }
 
+/// Adjacent bytes literals concatenate; a string beside one is a syntax error, as in Python.
+fn byte_strings<'a>() -> P<'a, Expr> {
+    select! { Tok::Bytes(raw) => decode_bytes(raw) }
+        .repeated()
+        .at_least(1)
+        .collect::<Vec<_>>()
+        .map_with(|pieces, e| Expr::new(ExprKind::Bytes(pieces.concat()), e.span()))
+        .boxed()
+}
+
 fn int_literal<'a>() -> P<'a, Expr> {
     select! {
         Tok::Int(Some(v)) = e => Ok((v, e.span())),
@@ -382,6 +392,7 @@ pub(crate) fn atom<'a>(p: &Parts<'a>, args: P<'a, Vec<Arg>>) -> P<'a, Expr> {
         simple.boxed(),
         int_literal(),
         strings(p.ft.clone()),
+        byte_strings(),
         paren(p, cl.clone()),
         list(p, cl.clone()),
         brace(p, cl),

@@ -319,9 +319,11 @@ pub(crate) fn target_problem(
         ExprKind::Call { .. } | ExprKind::Analyze { .. } | ExprKind::AskHuman(_) => {
             Some(("a function call", e.span))
         }
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) | ExprKind::FString(_) => {
-            Some(("a literal", e.span))
-        }
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bytes(_)
+        | ExprKind::FString(_) => Some(("a literal", e.span)),
         ExprKind::Bool(_) | ExprKind::None => Some(("a constant", e.span)),
         ExprKind::Tuple(_) | ExprKind::List(_) | ExprKind::Starred(_) => Some(("a tuple", e.span)),
         ExprKind::Compare(..) => Some(("a comparison", e.span)),

@@ -294,6 +294,7 @@ macro_rules! visitor {
                 | ExprKind::BigInt(_)
                 | ExprKind::Float(_)
                 | ExprKind::Str(_)
+                | ExprKind::Bytes(_)
                 | ExprKind::Bool(_)
                 | ExprKind::None
                 | ExprKind::Name(_)

@@ -121,6 +121,7 @@ fn expr_name(k: &ExprKind) -> &'static str {
         ExprKind::BigInt(_) => "BigInt",
         ExprKind::Float(_) => "Float",
         ExprKind::Str(_) => "Str",
+        ExprKind::Bytes(_) => "Bytes",
         ExprKind::FString(_) => "FString",
         ExprKind::Bool(_) => "Bool",
         ExprKind::None => "None",

@@ -324,6 +324,7 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::BigInt(v) => v.clone(),
         ExprKind::Float(v) => format!("{v:?}"),
         ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::Bytes(b) => format!("(bytes {b:?})"),
         ExprKind::FString(parts) => format!("(f {})", fparts(parts)),
         ExprKind::Bool(b) => if *b { "True" } else { "False" }.into(),
         ExprKind::None => "None".into(),

@@ -228,7 +228,7 @@ fn sha256_hex(path: &Path) -> String {
 }
 
 #[test]
-fn a_pinned_file_url_runs_when_its_hash_matches_and_is_never_run_otherwise() {
+fn a_pinned_file_url_is_installed_and_runs_when_its_hash_matches_and_never_otherwise() {
     let program = "use kit\n\nprint(\"started\")\nprint(kit.call(\"echo\", bytes([9])))\n";
     let dist = temp_dir("kora-pkg-helper", "dist");
     let file = dist.join("helper-bin");
@@ -242,6 +242,24 @@ fn a_pinned_file_url_runs_when_its_hash_matches_and_is_never_run_otherwise() {
         )
     };
     let root = setup("pinned", &section(&good), "helper = true", program);
+    // `kora install` fetches and verifies it before any run, so the run needs no network.
+    let install = |root: &Path| {
+        collect(
+            kora_cmd()
+                .arg("install")
+                .current_dir(root.join("app"))
+                .env("KORA_HOME", root.join("home")),
+            None,
+        )
+    };
+    let r = install(&root);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(&format!("kit helper {}", &good[..12])),
+        "{}",
+        r.stdout
+    );
+    assert!(root.join("home/helpers").join(&good).is_file());
     let r = run(&root);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(
@@ -252,6 +270,13 @@ fn a_pinned_file_url_runs_when_its_hash_matches_and_is_never_run_otherwise() {
     assert!(root.join("home/helpers").join(&good).is_file());
     let bad = "0".repeat(64);
     let root = setup("pinned-bad", &section(&bad), "helper = true", program);
+    let r = install(&root);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("package `kit`") && r.stderr.contains(&good),
+        "{}",
+        r.stderr
+    );
     let r = run(&root);
     assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.is_empty(), "nothing ran: {}", r.stdout);

@@ -38,15 +38,41 @@ fn fetch_all_locked(store: &Store, entries: &[Locked]) -> Result<Vec<PathBuf>, S
     })
 }
 
-/// `kora install`: every locked commit fetched and checked; one line per package.
+/// `kora install`: every locked commit fetched and checked, then the pinned helper binary of
+/// each package that ships one for this platform (the locked ones and the project's path
+/// dependencies), so a run after it needs no network; one line per package and per helper.
 pub fn install(store: &Store, project: &Path) -> Result<Vec<String>, String> {
     let lock = Lockfile::read(project)?;
-    fetch_all_locked(store, &lock.entries)?;
-    Ok(lock
+    let trees = fetch_all_locked(store, &lock.entries)?;
+    let mut lines: Vec<String> = lock
         .entries
         .iter()
         .map(|l| format!("{} {} ({})", l.name, short(&l.commit), l.reference))
-        .collect())
+        .collect();
+    let mut roots: Vec<PathBuf> = trees;
+    if let Ok(m) = Manifest::read(&project.join("kora.toml")) {
+        roots.extend(m.deps.values().filter_map(|d| match &d.source {
+            Source::Path { dir, .. } => Some(dir.clone()),
+            Source::Git { .. } => None,
+        }));
+    }
+    let platform = crate::helper_decl::this_platform();
+    for root in roots {
+        let Ok(m) = Manifest::read(&root.join("kora.toml")) else {
+            continue;
+        };
+        let Some(p) = &m.package else { continue };
+        let Some(pin) = p.helper.as_ref().and_then(|h| h.fetch.get(&platform)) else {
+            continue;
+        };
+        crate::helper_decl::fetch(&p.name, pin, &store.home)?;
+        lines.push(format!(
+            "{} helper {} ({platform})",
+            p.name,
+            &pin.sha256[..12.min(pin.sha256.len())]
+        ));
+    }
+    Ok(lines)
 }
 
 /// `kora vendor`: every locked tree copied to `vendor/NAME` and checked against the lock.

@@ -48,6 +48,12 @@ const CASES: &[(&str, &str)] = &[
     ("range_sum", "v = sum(range(len(secret)))"),
     ("sum_ones", "v = sum([1 for c in secret])"),
     ("sum_generator", "v = sum(1 for c in secret)"),
+    // Bytes made from a secret carry its label: `bytes()` of its text or of its codes, `+`, `*`.
+    ("bytes_of_text", "v = bytes(secret, \"utf-8\")"),
+    ("bytes_of_codes", "v = bytes([ord(c) for c in secret])"),
+    ("bytes_joined", "v = b\"<\" + bytes(secret, \"utf-8\")"),
+    ("bytes_repeat_len", "v = len(b\"x\" * len(secret))"),
+    ("bytes_in", "v = b\"hunter\" in bytes(secret, \"utf-8\")"),
     // Membership and set relations read what a container holds.
     ("in_set", "v = \"h\" in set(secret)"),
     ("in_dict", "v = \"h\" in {c: 1 for c in secret}"),

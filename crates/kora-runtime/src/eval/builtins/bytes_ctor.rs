@@ -5,15 +5,31 @@ use kora_check::hir::Sym;
 
 use super::args;
 use crate::error::{codes, fail, type_error, RtResult};
+use crate::labels::label;
 use crate::value::bytes::Bytes;
 use crate::value::format::type_name;
 use crate::value::iter::iterate;
 use crate::value::Value;
 
 /// `bytes()`, `bytes(n)` (n zero bytes), `bytes(b)`, `bytes(text, "utf-8")`, `bytes(ints)`.
+/// A label on an argument, or on an int in it, is carried by the bytes made from it.
 pub(super) fn construct(args: Vec<Value>, kwargs: &[(Sym, Value)]) -> RtResult<Value> {
     args::no_kwargs("bytes", kwargs)?;
     args::count("bytes", &args, 0, 2)?;
+    let mut tag = None;
+    let args: Vec<Value> = args
+        .iter()
+        .map(|a| {
+            let (plain, t) = label::split(a);
+            tag = label::join(tag, t);
+            plain.into_owned()
+        })
+        .collect();
+    let made = build(&args, &mut tag).map_err(|e| label::withhold(e, tag))?;
+    Ok(label::wrap_opt(made, tag))
+}
+
+fn build(args: &[Value], tag: &mut Option<label::Tag>) -> RtResult<Value> {
     let Some(first) = args.first() else {
         return Ok(Bytes::value(Vec::new()));
     };
@@ -55,7 +71,9 @@ pub(super) fn construct(args: Vec<Value>, kwargs: &[(Sym, Value)]) -> RtResult<V
     })?;
     let mut out = Vec::with_capacity(it.size_hint());
     while let Some(x) = it.next() {
-        match x {
+        let (x, t) = label::split(&x);
+        *tag = label::join(*tag, t);
+        match x.into_owned() {
             Value::Int(n) => match u8::try_from(n) {
                 Ok(b) => out.push(b),
                 Err(_) => return fail(codes::VALUE, "bytes must be in range(0, 256)"),

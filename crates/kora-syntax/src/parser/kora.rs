@@ -357,6 +357,7 @@ pub(crate) fn stray_clause<'a>(ctx: &Ctx<'a>) -> P<'a, Vec<Stmt>> {
             t,
             Tok::Name(_)
                 | Tok::Str(_)
+                | Tok::Bytes(_)
                 | Tok::Int(_)
                 | Tok::Float(_)
                 | Tok::True

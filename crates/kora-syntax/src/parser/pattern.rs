@@ -6,7 +6,7 @@ use super::stmt::emit;
 use super::{comma, expect, ident, P};
 use crate::ast::{Expr, ExprKind, Ident, Pattern, PatternKind};
 use crate::diagnostic::Diagnostic;
-use crate::lexer::decode_string;
+use crate::lexer::{decode_bytes, decode_string};
 use crate::token::Tok;
 use chumsky::prelude::*;
 
@@ -72,6 +72,13 @@ pub(crate) fn pattern<'a>(_x: &Exprs<'a>) -> P<'a, Pattern> {
             .collect::<Vec<_>>()
             .map_with(|parts, e| {
                 PatternKind::Literal(Expr::new(ExprKind::Str(parts.concat()), e.span()))
+            });
+        let byte_strings = select! { Tok::Bytes(raw) => decode_bytes(raw) }
+            .repeated()
+            .at_least(1)
+            .collect::<Vec<_>>()
+            .map_with(|parts, e| {
+                PatternKind::Literal(Expr::new(ExprKind::Bytes(parts.concat()), e.span()))
             });
         let consts = select! {
             Tok::True = e => PatternKind::Literal(Expr::new(ExprKind::Bool(true), e.span())),
@@ -171,6 +178,7 @@ pub(crate) fn pattern<'a>(_x: &Exprs<'a>) -> P<'a, Pattern> {
         let simple = choice((
             number(),
             strings.boxed(),
+            byte_strings.boxed(),
             consts.boxed(),
             named.boxed(),
             star,

@@ -4,29 +4,40 @@
 
 mod support;
 
+use std::path::PathBuf;
+
 use support::packages::{git, have_git, kora, ok, package, release, url, weather_repo, write};
 use support::temp_dir;
 
-#[test]
-fn a_git_dependency_is_locked_and_a_moved_tag_changes_nothing_until_the_logs_refuse_it() {
+/// `root/weather` (a repository whose `lib.ko` says "sunny", tagged `v1`) and `root/app/main.ko`
+/// printing it; the dependency itself is each test's to declare. `None` without git.
+fn weather_app(name: &str) -> Option<(PathBuf, PathBuf, PathBuf, String)> {
     if !have_git() {
         eprintln!("skipped: no git");
-        return;
+        return None;
     }
-    let root = temp_dir("kora-pkg", "git");
+    let root = temp_dir("kora-pkg", name);
     let repo = root.join("weather");
     let first = weather_repo(&repo, "sunny");
     let app = root.join("app");
+    write(
+        &app.join("main.ko"),
+        "use weather\n\nprint(weather.today())\n",
+    );
+    Some((root, repo, app, first))
+}
+
+#[test]
+fn a_git_dependency_is_locked_and_a_moved_tag_changes_nothing_until_the_logs_refuse_it() {
+    let Some((root, repo, app, first)) = weather_app("git") else {
+        return;
+    };
     write(
         &app.join("kora.toml"),
         &format!(
             "[dependencies]\nweather = {{ git = \"file://{}\", tag = \"v1\" }}\n",
             repo.display()
         ),
-    );
-    write(
-        &app.join("main.ko"),
-        "use weather\n\nprint(weather.today())\n",
     );
     let r = kora(&app, &root, &["run", "main.ko"]);
     ok(&r);
@@ -90,18 +101,9 @@ fn a_git_dependency_is_locked_and_a_moved_tag_changes_nothing_until_the_logs_ref
 
 #[test]
 fn update_refuses_a_bump_that_asks_for_more_until_accepted() {
-    if !have_git() {
-        eprintln!("skipped: no git");
+    let Some((root, repo, app, v1)) = weather_app("update") else {
         return;
-    }
-    let root = temp_dir("kora-pkg", "update");
-    let repo = root.join("weather");
-    let v1 = weather_repo(&repo, "sunny");
-    let app = root.join("app");
-    write(
-        &app.join("main.ko"),
-        "use weather\n\nprint(weather.today())\n",
-    );
+    };
     ok(&kora(
         &app,
         &root,
@@ -195,18 +197,9 @@ fn update_refuses_a_bump_that_asks_for_more_until_accepted() {
 
 #[test]
 fn vendor_then_build_with_the_cache_and_the_origin_gone() {
-    if !have_git() {
-        eprintln!("skipped: no git");
+    let Some((root, repo, app, _)) = weather_app("vendor") else {
         return;
-    }
-    let root = temp_dir("kora-pkg", "vendor");
-    let repo = root.join("weather");
-    weather_repo(&repo, "sunny");
-    let app = root.join("app");
-    write(
-        &app.join("main.ko"),
-        "use weather\n\nprint(weather.today())\n",
-    );
+    };
     ok(&kora(
         &app,
         &root,
@@ -249,20 +242,15 @@ fn vendor_then_build_with_the_cache_and_the_origin_gone() {
 
 #[test]
 fn install_fetches_exactly_the_locked_commits() {
-    if !have_git() {
-        eprintln!("skipped: no git");
+    let Some((root, repo, app, v1)) = weather_app("install") else {
         return;
-    }
-    let root = temp_dir("kora-pkg", "install");
-    let repo = root.join("weather");
-    let v1 = weather_repo(&repo, "sunny");
+    };
     // A second repository: the two are fetched side by side.
     let clouds = root.join("clouds");
     package(&clouds, "clouds", "", &[("lib.ko", "KIND = \"cirrus\"\n")]);
     git(&clouds, &["init", "-q"]);
     git(&clouds, &["add", "-A"]);
     git(&clouds, &["commit", "-q", "-m", "c"]);
-    let app = root.join("app");
     write(
         &app.join("main.ko"),
         "use weather\nuse clouds\n\nprint(weather.today(), clouds.KIND)\n",

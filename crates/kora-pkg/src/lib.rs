@@ -9,6 +9,7 @@
 //! is what `kora update` compares between two versions.
 
 pub mod edit;
+mod fan_out;
 pub mod git;
 pub mod helper_decl;
 pub mod lock;

@@ -20,22 +20,28 @@ pub fn project_dir(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// Every locked tree, fetched at once: one thread per repository (each has its own folder in
-/// the cache), in the lock's order; the first failure is the answer.
+/// Every locked tree, fetched side by side, in the lock's order; the first failure is the
+/// answer.
 fn fetch_all_locked(store: &Store, entries: &[Locked]) -> Result<Vec<PathBuf>, String> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = entries
-            .iter()
-            .map(|l| s.spawn(move || store.fetch_locked(l)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a fetch thread panicked".to_string()))
-            })
-            .collect()
-    })
+    // Two entries on one repository are fetched one after the other: its cache folder takes
+    // one writer at a time.
+    let mut by_repo: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, l) in entries.iter().enumerate() {
+        by_repo.entry(&l.url).or_default().push(i);
+    }
+    let groups: Vec<Vec<usize>> = by_repo.into_values().collect();
+    let done = crate::fan_out::each(&groups, |g| {
+        g.iter()
+            .map(|&i| (i, store.fetch_locked(&entries[i])))
+            .collect::<Vec<_>>()
+    });
+    let mut out = vec![None; entries.len()];
+    for (i, tree) in done.into_iter().flatten().flatten() {
+        out[i] = Some(tree);
+    }
+    out.into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("a fetch thread panicked".to_string())))
+        .collect()
 }
 
 /// `kora install`: every locked commit fetched and checked, then the pinned helper binary of

@@ -3,7 +3,7 @@
 //! The loader asks for packages one `use` at a time, depth first, so fetching as it asks would
 //! fetch one repository at a time. Instead a survey walks the program first with a resolver that
 //! notes each git dependency it reaches rather than fetching it; everything noted is fetched in
-//! parallel (a thread per repository), and the survey walks again to find what those packages
+//! parallel (a worker per repository, at most `fan_out::LIMIT` at once), and the survey walks again to find what those packages
 //! reach in turn. When a survey notes nothing new, the real walk runs and finds every checkout
 //! made. The survey is the loader itself, so it reaches exactly what the walk will: a declared
 //! dependency no `use` reaches is never fetched, and a grant refused before fetching is refused
@@ -17,6 +17,7 @@ use std::rc::Rc;
 use kora_check::{Packages, Sources};
 use kora_syntax::Parsed;
 
+use crate::fan_out;
 use crate::git::{absolute_url, Store};
 use crate::manifest::{GitRef, Manifest, Source};
 use crate::resolve::{Resolver, Wanted};
@@ -90,9 +91,9 @@ fn declares_git(r: &Resolver, dir: &Path) -> bool {
     false
 }
 
-/// One checkout per wanted dependency, in order (`None` if its thread died: the walk fetches it
-/// again and reports what it finds). Dependencies on one repository share a thread, since a
-/// repository's cache folder takes one writer at a time.
+/// One checkout per wanted dependency, in order (`None` if its worker died: the walk fetches it
+/// again and reports what it finds). Dependencies on one repository are fetched by one worker,
+/// one after the other, since a repository's cache folder takes one writer at a time.
 fn fetch_parallel(store: &Store, wanted: &[Wanted]) -> Vec<Option<Result<PathBuf, String>>> {
     type Job<'a> = (usize, &'a Manifest, &'a str, &'a str, &'a GitRef);
     let mut by_repo: BTreeMap<String, Vec<Job>> = BTreeMap::new();
@@ -102,26 +103,16 @@ fn fetch_parallel(store: &Store, wanted: &[Wanted]) -> Vec<Option<Result<PathBuf
             .or_default()
             .push((i, &*w.manifest, &w.name, &w.url, &w.reference));
     }
-    let mut out = vec![None; wanted.len()];
-    std::thread::scope(|s| {
-        let handles: Vec<_> = by_repo
-            .into_values()
-            .map(|jobs| {
-                s.spawn(move || {
-                    jobs.into_iter()
-                        .map(|(i, m, name, url, reference)| {
-                            (i, store.checkout(m, name, url, reference))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for results in handles.into_iter().filter_map(|h| h.join().ok()) {
-            for (i, tree) in results {
-                out[i] = Some(tree);
-            }
-        }
+    let groups: Vec<Vec<Job>> = by_repo.into_values().collect();
+    let done = fan_out::each(&groups, |jobs| {
+        jobs.iter()
+            .map(|&(i, m, name, url, reference)| (i, store.checkout(m, name, url, reference)))
+            .collect::<Vec<_>>()
     });
+    let mut out = vec![None; wanted.len()];
+    for (i, tree) in done.into_iter().flatten().flatten() {
+        out[i] = Some(tree);
+    }
     out
 }
 

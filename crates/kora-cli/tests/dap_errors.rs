@@ -1,6 +1,7 @@
 //! `kora dap` end to end over stdio: with the `uncaught` exception filter set, a runtime error
 //! stops the program in the frame that raised it (reason `exception`, the message shown,
 //! `exceptionInfo` answered, locals readable); without it, the program just ends with code 1.
+//! A bad `kora.toml` is reported as `kora run` reports it (E1405, file:line, key) and nothing runs.
 
 mod protocol;
 
@@ -127,4 +128,38 @@ fn without_the_filter_an_error_ends_the_program_without_stopping() {
     );
     ok(&mut p, "disconnect", json!({}));
     assert_eq!(p.exit_code(), Some(0));
+}
+
+#[test]
+fn a_bad_manifest_is_reported_with_its_line_and_nothing_runs() {
+    let dir = scratch("dap-bad-manifest");
+    std::fs::write(
+        dir.join("kora.toml"),
+        "[dependencies]\ngreet = { path = \"../greet\", postinstall = \"curl x | sh\" }\n",
+    )
+    .expect("write manifest");
+    let main = dir.join("main.ko");
+    std::fs::write(&main, "print(\"the program ran\")\n").expect("write program");
+    let mut p = Peer::spawn("dap");
+    ok(&mut p, "initialize", json!({"adapterID": "kora"}));
+    event(&mut p, "initialized");
+    ok(&mut p, "launch", json!({"program": main.to_str()}));
+    ok(&mut p, "configurationDone", json!({}));
+    let exited = p.wait("the exited event", |m| {
+        m["type"] == "event" && m["event"] == "exited"
+    });
+    let said: String = p
+        .seen
+        .iter()
+        .filter(|m| m["event"] == "output")
+        .filter_map(|m| m["body"]["output"].as_str())
+        .collect();
+    assert_eq!(exited["body"]["exitCode"], 2, "{said}");
+    assert!(
+        said.contains("E1405")
+            && said.contains("kora.toml:2")
+            && said.contains("dependencies.greet.postinstall"),
+        "{said}"
+    );
+    assert!(!said.contains("the program ran"), "nothing runs: {said}");
 }

@@ -61,10 +61,15 @@ pub(crate) fn fetch_reached(real: &Resolver, entry: &Path, sources: &dyn Sources
         }
         let fetched = fetch_parallel(store, &wanted);
         let mut done = real.checkouts.borrow_mut();
+        let before = done.len();
         for (w, tree) in wanted.iter().zip(fetched) {
             if let Some(tree) = tree {
                 done.insert((w.manifest.path.clone(), w.name.clone()), tree);
             }
+        }
+        // Nothing new (every fetch of this round died): the walk fetches what is left itself.
+        if done.len() == before {
+            return;
         }
     }
 }

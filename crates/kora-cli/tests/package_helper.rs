@@ -105,16 +105,21 @@ fn setup(name: &str, helper: &str, grants: &str, program: &str) -> PathBuf {
     root
 }
 
-fn run(root: &Path) -> Run {
+/// `kora ARGS` in `root/app`, with `KORA_HOME` at `root/home`.
+fn kora_in(root: &Path, args: &[&str]) -> Run {
     let r = collect(
         kora_cmd()
-            .args(["run", "main.ko"])
+            .args(args)
             .current_dir(root.join("app"))
             .env("KORA_HOME", root.join("home")),
         None,
     );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     r
+}
+
+fn run(root: &Path) -> Run {
+    kora_in(root, &["run", "main.ko"])
 }
 
 const COMMAND: &str = "[package.helper]\ncommand = [\"bin/helper.py\"]\ntimeout_secs = 1\n";
@@ -243,15 +248,7 @@ fn a_pinned_file_url_is_installed_and_runs_when_its_hash_matches_and_never_other
     };
     let root = setup("pinned", &section(&good), "helper = true", program);
     // `kora install` fetches and verifies it before any run, so the run needs no network.
-    let install = |root: &Path| {
-        collect(
-            kora_cmd()
-                .arg("install")
-                .current_dir(root.join("app"))
-                .env("KORA_HOME", root.join("home")),
-            None,
-        )
-    };
+    let install = |root: &Path| kora_in(root, &["install"]);
     let r = install(&root);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(
@@ -304,23 +301,13 @@ fn a_classified_payload_reaches_the_helper_only_when_declassified_for_it() {
 #[test]
 fn use_helper_outside_a_package_with_a_helper_is_a_diagnostic() {
     let root = setup("outside", "", "helper = true", "use helper\n");
-    let r = collect(
-        kora_cmd()
-            .args(["check", "main.ko"])
-            .current_dir(root.join("app")),
-        None,
-    );
+    let r = kora_in(&root, &["check", "main.ko"]);
     assert_ne!(r.code, 0, "{}", r.stdout);
     let all = format!("{}{}", r.stdout, r.stderr);
     assert!(all.contains("E1406"), "{all}");
     // The package without `[package.helper]` writing `use helper` gets it too.
     write(&root.join("app/main.ko"), "use kit\n");
-    let r = collect(
-        kora_cmd()
-            .args(["check", "main.ko"])
-            .current_dir(root.join("app")),
-        None,
-    );
+    let r = kora_in(&root, &["check", "main.ko"]);
     let all = format!("{}{}", r.stdout, r.stderr);
     assert!(
         all.contains("E1406") && all.contains("package `kit` declares no helper"),
@@ -331,12 +318,7 @@ fn use_helper_outside_a_package_with_a_helper_is_a_diagnostic() {
         &root.join("kit/kora.toml"),
         "[package]\nname = \"kit\"\n\n[package.helper]\ncommand = [\"bin/helper.py\"]\nneeds = [\"exec\"]\n",
     );
-    let r = collect(
-        kora_cmd()
-            .args(["check", "main.ko"])
-            .current_dir(root.join("app")),
-        None,
-    );
+    let r = kora_in(&root, &["check", "main.ko"]);
     let all = format!("{}{}", r.stdout, r.stderr);
     assert!(
         all.contains("kora.toml:6") && all.contains("package.helper.needs"),

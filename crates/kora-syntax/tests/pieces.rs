@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 use kora_syntax::parser::{parse_module_in_pieces, parse_module_whole};
 use kora_syntax::{parse, Parsed};
-use kora_testkit::edits::{edit, PIECES};
+use kora_testkit::edits::{edit, ITEMS, PIECES};
 
 fn same(got: &Parsed, want: &Parsed, what: &str) {
     assert_eq!(got.module, want.module, "tree differs: {what}");
@@ -19,18 +19,9 @@ fn same(got: &Parsed, want: &Parsed, what: &str) {
     );
 }
 
-/// Top-level items, among them the clauses that attach to the line above (`elif`,
+/// Items besides the shared clean ones: the clauses that attach to the line above (`elif`,
 /// `else`, `case`, `on`), a decorator, and pieces with syntax errors.
-const ITEMS: [&str; 18] = [
-    "use json\n",
-    "type Item:\n    id: int\n    name: str = \"x\"\n",
-    "def score(x: int, items: list[Item]) -> int:\n    total = x * 2 + 1\n    for it in items:\n        if it.id > 10:\n            total = total + it.id\n    return total\n",
-    "\n# a comment between items\n",
-    "def label(n: int) -> str:\n    names = [f\"n{k:>{n}}\" for k in range(n) if k % 2 == 0]\n    return f\"label {n}: {len(names)}\"\n",
-    "items = [Item(1, \"a\"), Item(id=2, name=\"b\")]\n",
-    "match len(items):\n    case 0:\n        pass\n    case Item(id=i) as it:\n        print(it)\n    case _:\n        pass\n",
-    "value: int = score(3, items) else (why, kind):\n    exit(1)\n",
-    "s = \"\"\"a long\nstring\"\"\"\n",
+const MORE: [&str; 9] = [
     "if x:\n    pass\n",
     "elif y:\n    pass\n",
     "else:\n    pass\n",
@@ -42,8 +33,19 @@ const ITEMS: [&str; 18] = [
     "test \"adds\":\n    assert 1 + 1 == 2\nparallel for n in [1, 2]:\n    print(n)\n",
 ];
 
+const ALL: usize = ITEMS.len() + MORE.len();
+
 fn program(picks: &[usize]) -> String {
-    picks.iter().map(|&i| ITEMS[i % ITEMS.len()]).collect()
+    picks
+        .iter()
+        .map(|&i| {
+            let i = i % ALL;
+            ITEMS
+                .get(i)
+                .copied()
+                .unwrap_or_else(|| MORE[i - ITEMS.len()])
+        })
+        .collect()
 }
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -112,7 +114,7 @@ proptest! {
 
     #[test]
     fn random_programs_parse_the_same_in_pieces(
-        picks in proptest::collection::vec(0usize..ITEMS.len(), 1..12),
+        picks in proptest::collection::vec(0usize..ALL, 1..12),
         at in 0usize..3000,
         del in 0usize..8,
         ins in 0usize..PIECES.len() + 1,

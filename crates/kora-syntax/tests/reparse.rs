@@ -6,19 +6,7 @@ use proptest::prelude::*;
 
 use kora_syntax::parse;
 use kora_syntax::reparse::reparse;
-use kora_testkit::edits::{edit, PIECES};
-
-const ITEMS: [&str; 9] = [
-    "use json\n",
-    "type Item:\n    id: int\n    name: str = \"x\"\n",
-    "def score(x: int, items: list[Item]) -> int:\n    total = x * 2 + 1\n    for it in items:\n        if it.id > 10:\n            total = total + it.id\n    return total\n",
-    "\n# a comment between items\n",
-    "def label(n: int) -> str:\n    names = [f\"n{k:>{n}}\" for k in range(n) if k % 2 == 0]\n    return f\"label {n}: {len(names)}\"\n",
-    "items = [Item(1, \"a\"), Item(id=2, name=\"b\")]\n",
-    "match len(items):\n    case 0:\n        pass\n    case Item(id=i) as it:\n        print(it)\n    case _:\n        pass\n",
-    "value: int = score(3, items) else (why, kind):\n    exit(1)\n",
-    "s = \"\"\"a long\nstring\"\"\"\n",
-];
+use kora_testkit::edits::{edit, ITEMS, PIECES};
 
 fn program(picks: &[usize]) -> String {
     picks.iter().map(|&i| ITEMS[i % ITEMS.len()]).collect()
